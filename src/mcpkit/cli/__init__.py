@@ -1,0 +1,1 @@
+"""The `mcpkit` command line: run a server, or discover/list/call one."""

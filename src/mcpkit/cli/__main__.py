@@ -1,0 +1,5 @@
+"""`python -m mcpkit.cli ...` runs the `mcpkit` command."""
+
+from .main import main
+
+main()

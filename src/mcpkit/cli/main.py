@@ -1,0 +1,307 @@
+"""The `mcpkit` command: `run` a server; `discover`, `list` and `call` a running one.
+
+TARGET is an http(s) URL, a command in one string (`"python server.py"`), or a command
+given after `--` (`mcpkit call add a=1 -- python server.py`). Heavy imports (rich,
+aiohttp, the client) happen inside the commands so that startup stays cheap.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import Callable, Coroutine, Sequence
+from enum import StrEnum
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
+
+import typer
+
+from .._version import __version__
+from .arguments import parse_key_values, split_command_tail
+
+if TYPE_CHECKING:
+    from ..client.session import ClientSession
+    from ..protocol.jsonrpc import Notification
+
+__all__ = ["app", "main"]
+
+T = TypeVar("T")
+
+app = typer.Typer(
+    name="mcpkit",
+    help="Run Model Context Protocol servers and talk to them.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+class TransportName(StrEnum):
+    stdio = "stdio"
+    http = "http"
+
+
+class ListKind(StrEnum):
+    tools = "tools"
+    resources = "resources"
+    prompts = "prompts"
+    templates = "templates"
+
+
+TargetArg = Annotated[
+    str | None,
+    typer.Argument(
+        metavar="TARGET",
+        help="Server URL, or command to run (one quoted string, or after --).",
+        show_default=False,
+    ),
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print the raw JSON result.")]
+TimeoutOpt = Annotated[
+    float, typer.Option("--timeout", "-t", help="Seconds to wait for each response.")
+]
+HeaderOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--header", "-H", help="HTTP header 'Name: value' (repeatable).", show_default=False
+    ),
+]
+EnvOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--env", "-e", help="KEY=VALUE for a stdio server (repeatable).", show_default=False
+    ),
+]
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Console entry point (`mcpkit = "mcpkit.cli.main:main"`)."""
+    head, tail = split_command_tail(sys.argv[1:] if argv is None else argv)
+    app(args=head, obj=tail, prog_name="mcpkit")
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"mcpkit {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_version, is_eager=True, help="Show the version."),
+    ] = False,
+) -> None:
+    """Run Model Context Protocol servers and talk to them."""
+
+
+def _fail(message: str) -> NoReturn:
+    from .output import print_error
+
+    print_error(message)
+    raise typer.Exit(1)
+
+
+def _run(work: Callable[[], Coroutine[Any, Any, T]]) -> T:
+    """Run the client coroutine; MCP and transport errors become one red line, exit 1."""
+    from ..client.errors import ClientError
+    from ..protocol.errors import MCPError
+
+    try:
+        return asyncio.run(work())
+    except MCPError as exc:
+        _fail(f"{exc.message} (error {exc.code})")
+    except ClientError as exc:
+        _fail(str(exc) or type(exc).__name__)
+    except KeyboardInterrupt:
+        raise typer.Exit(130) from None
+
+
+def _resolve_target(ctx: typer.Context, target: str | None) -> str | list[str]:
+    tail: list[str] | None = ctx.obj
+    if tail is not None and target is not None:
+        raise typer.BadParameter("give the server either as TARGET or after --, not both")
+    if tail is not None:
+        if not tail:
+            raise typer.BadParameter("no command after --")
+        return tail
+    if target is None or not target.strip():
+        raise typer.BadParameter("missing TARGET (a server URL or a command)")
+    return target
+
+
+def _pairs(values: list[str] | None, sep: str, what: str) -> dict[str, str]:
+    result: dict[str, str] = {}
+    for item in values or []:
+        key, found, value = item.partition(sep)
+        if not found or not key.strip():
+            raise typer.BadParameter(f"expected {what}, got {item!r}")
+        result[key.strip()] = value.strip() if sep == ":" else value
+    return result
+
+
+def _session(
+    ctx: typer.Context,
+    target: str | None,
+    timeout: float,
+    header: list[str] | None,
+    env: list[str] | None,
+) -> ClientSession:
+    from ..client.session import ClientSession
+
+    try:
+        return ClientSession(
+            _resolve_target(ctx, target),
+            timeout=timeout if timeout > 0 else None,
+            headers=_pairs(header, ":", "'Name: value'"),
+            env=_pairs(env, "=", "KEY=VALUE") or None,
+            on_notification=_show_notification,
+        )
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+
+
+def _show_notification(message: Notification) -> None:
+    """Server log messages and progress go to stderr, so stdout stays scriptable."""
+    from rich.markup import escape
+
+    from .output import stderr_console
+
+    params = message.params or {}
+    if message.method == "notifications/message":
+        data = params.get("data")
+        text = data if isinstance(data, str) else repr(data)
+        source = f" {params['logger']}" if isinstance(params.get("logger"), str) else ""
+        line = (
+            f"[dim]\\[{escape(str(params.get('level', 'info')))}{escape(source)}][/] {escape(text)}"
+        )
+    elif message.method == "notifications/progress":
+        total = params.get("total")
+        done = f"{params.get('progress', '?')}" + (f"/{total}" if total is not None else "")
+        note = params.get("message")
+        line = f"[dim]progress {escape(done)}[/] {escape(note) if isinstance(note, str) else ''}"
+    else:
+        return
+    stderr_console().print(line)
+
+
+@app.command()
+def run(
+    spec: Annotated[
+        str,
+        typer.Argument(metavar="FILE[:OBJ]", help="Python file or module, and the server's name."),
+    ],
+    transport: Annotated[
+        TransportName, typer.Option("--transport", "-T", help="How to serve.")
+    ] = TransportName.stdio,
+    host: Annotated[str, typer.Option(help="HTTP bind address.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="HTTP port.")] = 8000,
+) -> None:
+    """Run the mcpkit server defined in a Python file or module."""
+    from .loader import find_server, load_module, split_spec
+
+    path, name = split_spec(spec)
+    try:
+        server = find_server(load_module(path), name)
+    except (ImportError, OSError, LookupError) as exc:
+        _fail(str(exc))
+    server.run(transport=transport.value, host=host, port=port)
+
+
+@app.command()
+def discover(
+    ctx: typer.Context,
+    target: TargetArg = None,
+    json_output: JsonOpt = False,
+    timeout: TimeoutOpt = 30.0,
+    header: HeaderOpt = None,
+    env: EnvOpt = None,
+) -> None:
+    """Show a server's identity, protocol versions and capabilities."""
+    session = _session(ctx, target, timeout, header, env)
+
+    async def work() -> dict[str, Any]:
+        async with session as client:
+            return await client.discover()
+
+    result = _run(work)
+    from .output import print_discover, print_json
+
+    print_json(result) if json_output else print_discover(result)
+
+
+@app.command("list")
+def list_(
+    ctx: typer.Context,
+    target: TargetArg = None,
+    kind: Annotated[ListKind, typer.Option("--kind", "-k", help="What to list.")] = ListKind.tools,
+    json_output: JsonOpt = False,
+    timeout: TimeoutOpt = 30.0,
+    header: HeaderOpt = None,
+    env: EnvOpt = None,
+) -> None:
+    """List a server's tools (or resources, prompts, resource templates)."""
+    session = _session(ctx, target, timeout, header, env)
+
+    async def work() -> list[dict[str, Any]]:
+        async with session as client:
+            if kind is ListKind.resources:
+                return await client.list_resources()
+            if kind is ListKind.prompts:
+                return await client.list_prompts()
+            if kind is ListKind.templates:
+                return await client.list_resource_templates()
+            return await client.list_tools()
+
+    items = _run(work)
+    from .output import print_json, print_list
+
+    print_json(items) if json_output else print_list(kind.value, items)
+
+
+@app.command()
+def call(
+    ctx: typer.Context,
+    args: Annotated[
+        list[str] | None,
+        typer.Argument(
+            metavar="[TARGET] TOOL [KEY=VALUE]...",
+            help="Values are JSON when they parse as JSON, else strings.",
+            show_default=False,
+        ),
+    ] = None,
+    json_output: JsonOpt = False,
+    timeout: TimeoutOpt = 60.0,
+    header: HeaderOpt = None,
+    env: EnvOpt = None,
+) -> None:
+    """Call a tool and print its text output (exit code 1 if the tool failed)."""
+    rest = list(args or [])
+    target = rest.pop(0) if ctx.obj is None and rest else None
+    if not rest:
+        raise typer.BadParameter("missing TOOL")
+    tool, pairs = rest[0], rest[1:]
+    try:
+        arguments = parse_key_values(pairs)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+    session = _session(ctx, target, timeout, header, env)
+
+    async def work() -> dict[str, Any]:
+        async with session as client:
+            return await client.call_tool(tool, arguments)
+
+    result = _run(work)
+    from .output import content_text, print_error, print_json
+
+    if json_output:
+        print_json(result)
+    elif result.get("isError") is True:
+        print_error(content_text(result) or f"tool {tool!r} failed")
+    else:
+        text = content_text(result)
+        if text:
+            typer.echo(text)
+    if result.get("isError") is True:
+        raise typer.Exit(1)

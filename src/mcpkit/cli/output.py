@@ -1,0 +1,173 @@
+"""How the CLI prints results: rich tables for humans, plain text or JSON for scripts."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import sys
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from ..protocol.versions import META_SERVER_INFO
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+__all__ = [
+    "content_text",
+    "print_discover",
+    "print_error",
+    "print_json",
+    "print_list",
+    "stderr_console",
+    "stdout_console",
+]
+
+
+def stdout_console() -> Console:
+    from rich.console import Console
+
+    return Console(highlight=False, soft_wrap=True)
+
+
+def stderr_console() -> Console:
+    from rich.console import Console
+
+    return Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+def print_error(message: str) -> None:
+    """One red line on stderr."""
+    from rich.markup import escape
+
+    first = message.strip().splitlines()[0] if message.strip() else "unknown error"
+    stderr_console().print(f"[bold red]error:[/] {escape(first)}")
+
+
+def print_json(value: Any) -> None:
+    sys.stdout.write(orjson.dumps(value, option=orjson.OPT_INDENT_2).decode() + "\n")
+
+
+def _block_text(block: Any) -> str:
+    if not isinstance(block, dict):
+        return orjson.dumps(block).decode()
+    kind = block.get("type")
+    if kind == "text":
+        return str(block.get("text", ""))
+    if kind in ("image", "audio"):
+        return f"[{kind}: {block.get('mimeType', '?')}, {_decoded_size(block.get('data'))} bytes]"
+    if kind == "resource_link":
+        return f"[resource link: {block.get('uri', '?')}]"
+    if kind == "resource":
+        resource = block.get("resource")
+        if isinstance(resource, dict):
+            if isinstance(resource.get("text"), str):
+                return str(resource["text"])
+            return f"[resource: {resource.get('uri', '?')}, {resource.get('mimeType', '?')}]"
+    return orjson.dumps(block).decode()
+
+
+def _decoded_size(data: Any) -> int:
+    if not isinstance(data, str):
+        return 0
+    try:
+        return len(base64.b64decode(data, validate=False))
+    except (binascii.Error, ValueError):
+        return 0
+
+
+def content_text(result: dict[str, Any]) -> str:
+    """The plain text of a tool/prompt/resource result, one block per line.
+
+    Falls back to `structuredContent` as JSON when there are no content blocks.
+    """
+    blocks = result.get("content")
+    if isinstance(blocks, list) and blocks:
+        return "\n".join(_block_text(block) for block in blocks)
+    structured = result.get("structuredContent")
+    if structured is not None:
+        return orjson.dumps(structured, option=orjson.OPT_INDENT_2).decode()
+    return ""
+
+
+def print_discover(result: dict[str, Any]) -> None:
+    console = stdout_console()
+    from rich.markup import escape
+
+    meta = result.get("_meta")
+    info = meta.get(META_SERVER_INFO) if isinstance(meta, dict) else None
+    if isinstance(info, dict):
+        title = info.get("title") or info.get("name", "?")
+        console.print(f"[bold]{escape(str(title))}[/] {escape(str(info.get('version', '')))}")
+    versions = result.get("supportedVersions") or []
+    console.print(f"[dim]protocol versions:[/] {escape(', '.join(map(str, versions)))}")
+    caps = result.get("capabilities")
+    names = ", ".join(sorted(caps)) if isinstance(caps, dict) else ""
+    console.print(f"[dim]capabilities:[/] {escape(names or 'none')}")
+    instructions = result.get("instructions")
+    if isinstance(instructions, str) and instructions.strip():
+        console.print(f"[dim]instructions:[/] {escape(instructions.strip())}")
+
+
+def _first_line(value: Any) -> str:
+    text = value if isinstance(value, str) else ""
+    return text.strip().splitlines()[0] if text.strip() else ""
+
+
+def _tool_args(tool: dict[str, Any]) -> str:
+    schema = tool.get("inputSchema")
+    props = schema.get("properties") if isinstance(schema, dict) else None
+    if not isinstance(props, dict):
+        return ""
+    required = schema.get("required") if isinstance(schema, dict) else None
+    needed = set(required) if isinstance(required, list) else set()
+    return ", ".join(f"{name}{'*' if name in needed else ''}" for name in props)
+
+
+def _prompt_args(prompt: dict[str, Any]) -> str:
+    args = prompt.get("arguments")
+    if not isinstance(args, list):
+        return ""
+    return ", ".join(
+        f"{a.get('name', '?')}{'*' if a.get('required') else ''}"
+        for a in args
+        if isinstance(a, dict)
+    )
+
+
+_COLUMNS: dict[str, tuple[str, ...]] = {
+    "tools": ("Name", "Arguments (* required)", "Description"),
+    "resources": ("URI", "Name", "MIME type", "Description"),
+    "prompts": ("Name", "Arguments (* required)", "Description"),
+    "templates": ("URI template", "Name", "Description"),
+}
+
+
+def _row(kind: str, item: dict[str, Any]) -> tuple[str, ...]:
+    desc = _first_line(item.get("description"))
+    name = str(item.get("name", ""))
+    if kind == "tools":
+        return name, _tool_args(item), desc
+    if kind == "prompts":
+        return name, _prompt_args(item), desc
+    if kind == "resources":
+        return str(item.get("uri", "")), name, str(item.get("mimeType", "")), desc
+    return str(item.get("uriTemplate", "")), name, desc
+
+
+def print_list(kind: str, items: list[dict[str, Any]]) -> None:
+    """A table of tools, resources, prompts or templates."""
+    from rich.table import Table
+    from rich.text import Text
+
+    console = stdout_console()
+    if not items:
+        console.print(f"[dim]no {kind}[/]")
+        return
+    table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
+    for column in _COLUMNS[kind]:
+        table.add_column(column, overflow="fold")
+    for item in items:
+        table.add_row(*(Text(cell) for cell in _row(kind, item)))
+    console.print(table)

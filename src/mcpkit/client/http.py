@@ -1,0 +1,174 @@
+"""Streamable HTTP client transport (2026-07-28) on aiohttp.
+
+One POST per request (TR-HTTP-06) over one keep-alive `aiohttp.ClientSession`. The answer
+is either one JSON object or an SSE stream of notifications ending with the response
+(TR-HTTP-13). Cancelling `request()` closes the connection, which is the cancel signal on
+HTTP (CANC-04).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, NoReturn
+
+import aiohttp
+
+from ..protocol.errors import MCPError, error_from_wire
+from ..protocol.jsonrpc import (
+    JSONObject,
+    Notification,
+    RequestId,
+    Response,
+    decode,
+    encode_request,
+)
+from .errors import ConnectionClosed, InvalidResponse, TransportError
+from .http_headers import ToolHeaderIndex, build_request_headers
+from .sse import SSEParser
+from .transport import NotificationHandler, dispatch_notification, logger
+
+__all__ = ["HttpTransport"]
+
+_MAX_ERROR_BODY = 64 * 1024
+
+
+class HttpTransport:
+    """Talks to one MCP endpoint URL. `headers` are added to every POST (e.g. auth)."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        on_notification: NotificationHandler | None = None,
+        connect_timeout: float | None = 10.0,
+        max_connections: int = 16,
+    ) -> None:
+        self.url = url
+        self.extra_headers = dict(headers or {})
+        self.on_notification = on_notification
+        self.tool_headers = ToolHeaderIndex()
+        self._connect_timeout = connect_timeout
+        self._max_connections = max_connections
+        self._http: aiohttp.ClientSession | None = None
+
+    async def start(self) -> None:
+        if self._http is not None:
+            return
+        connector = aiohttp.TCPConnector(limit=self._max_connections, keepalive_timeout=30)
+        timeout = aiohttp.ClientTimeout(total=None, sock_connect=self._connect_timeout)
+        self._http = aiohttp.ClientSession(
+            connector=connector, timeout=timeout, auto_decompress=True
+        )
+
+    async def close(self) -> None:
+        http, self._http = self._http, None
+        if http is not None:
+            await http.close()
+
+    def accept_tools(self, tools: list[JSONObject]) -> list[JSONObject]:
+        return self.tool_headers.accept(tools)
+
+    def headers_for(self, method: str, params: JSONObject) -> dict[str, str]:
+        """All headers of the POST for this request."""
+        header_params = (
+            self.tool_headers.params_for(params.get("name")) if method == "tools/call" else ()
+        )
+        headers = build_request_headers(method, params, header_params)
+        headers.update(self.extra_headers)
+        return headers
+
+    async def request(self, request_id: RequestId, method: str, params: JSONObject) -> Response:
+        if self._http is None:
+            raise TransportError("HTTP transport is not started")
+        body = encode_request(request_id, method, params)
+        headers = self.headers_for(method, params)
+        try:
+            async with self._http.post(self.url, data=body, headers=headers) as resp:
+                try:
+                    return await self._read_response(resp, request_id)
+                except BaseException:
+                    resp.close()  # drop the connection: on HTTP this cancels the request
+                    raise
+        except aiohttp.ClientError as exc:
+            raise TransportError(f"HTTP request to {self.url} failed: {exc}") from exc
+        except OSError as exc:
+            raise TransportError(f"cannot reach {self.url}: {exc}") from exc
+
+    async def _read_response(self, resp: aiohttp.ClientResponse, request_id: RequestId) -> Response:
+        if resp.status >= 300:
+            await _raise_http_error(resp)
+        ctype = resp.content_type
+        if ctype == "application/json":
+            return _expect_response(await resp.read(), resp.status)
+        if ctype == "text/event-stream":
+            return await self._read_stream(resp, request_id)
+        raise TransportError(
+            f"unexpected HTTP {resp.status} response with Content-Type {ctype or 'none'!r}",
+            status=resp.status,
+        )
+
+    async def _read_stream(self, resp: aiohttp.ClientResponse, request_id: RequestId) -> Response:
+        parser = SSEParser()
+        async for chunk in resp.content.iter_any():
+            for event in parser.feed(chunk):
+                final = await self._on_event(event.event, event.data, request_id)
+                if final is not None:
+                    return final
+        for event in parser.finish():
+            final = await self._on_event(event.event, event.data, request_id)
+            if final is not None:
+                return final
+        raise ConnectionClosed("the SSE stream ended before the response arrived")
+
+    async def _on_event(self, kind: str, data: str, request_id: RequestId) -> Response | None:
+        if kind != "message" or not data:
+            return None
+        try:
+            message = decode(data)
+        except MCPError as exc:
+            raise InvalidResponse(f"invalid JSON-RPC message on the SSE stream: {exc}") from exc
+        if isinstance(message, Notification):
+            await dispatch_notification(self.on_notification, message)
+            return None
+        if isinstance(message, Response):
+            if message.id is None or message.id == request_id:
+                return message
+            logger.warning(
+                "ignoring a response for id %r on the stream of %r", message.id, request_id
+            )
+            return None
+        logger.warning("ignoring server request %r on an SSE stream (TR-HTTP-16)", message.method)
+        return None
+
+
+def _expect_response(raw: bytes, status: int) -> Response:
+    try:
+        message = decode(raw)
+    except MCPError as exc:
+        raise InvalidResponse(f"the HTTP {status} body is not a JSON-RPC message: {exc}") from exc
+    if not isinstance(message, Response):
+        raise InvalidResponse(f"the HTTP {status} body is not a JSON-RPC response")
+    return message
+
+
+async def _raise_http_error(resp: aiohttp.ClientResponse) -> NoReturn:
+    """Non-2xx: raise the body's JSON-RPC error (with `http_status`), else TransportError."""
+    raw = bytearray()
+    async for chunk in resp.content.iter_any():
+        raw += chunk
+        if len(raw) >= _MAX_ERROR_BODY:
+            break
+    if raw.strip():
+        try:
+            message: Any = decode(raw)
+        except MCPError:
+            message = None
+        if isinstance(message, Response) and message.is_error:
+            error = error_from_wire(message.error)
+            error.http_status = resp.status
+            raise error
+    text = raw.decode("utf-8", errors="replace").strip()
+    reason = f" {resp.reason}" if resp.reason else ""
+    detail = f": {text[:200]}" if text else ""
+    raise TransportError(f"HTTP {resp.status}{reason}{detail}", status=resp.status, body=text)

@@ -1,0 +1,100 @@
+"""Request headers for Streamable HTTP POSTs (TR-HDR-01..10, TR-XMH-02..11). No I/O."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ..protocol.headers import (
+    HeaderParam,
+    InvalidHeaderAnnotation,
+    encode_header_value,
+    find_header_params,
+    header_param_value,
+)
+from ..protocol.jsonrpc import JSONObject
+from ..protocol.versions import LATEST, META_PROTOCOL_VERSION
+
+__all__ = ["ACCEPT", "ToolHeaderIndex", "build_request_headers"]
+
+logger = logging.getLogger("mcpkit.client")
+
+ACCEPT = "application/json, text/event-stream"
+_NAME_FIELD = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+
+
+def build_request_headers(
+    method: str,
+    params: Mapping[str, Any] | None,
+    header_params: Sequence[HeaderParam] = (),
+) -> dict[str, str]:
+    """The MCP headers of one POST: version, method, name and `Mcp-Param-*` mirrors.
+
+    `MCP-Protocol-Version` repeats the body's `_meta` version (TR-HDR-02). Mirrored values
+    that are absent or null are omitted (TR-XMH-10); all are encoded (TR-ENC-01).
+    """
+    params = params or {}
+    meta = params.get("_meta")
+    version = meta.get(META_PROTOCOL_VERSION) if isinstance(meta, Mapping) else None
+    headers = {
+        "Content-Type": "application/json",
+        "Accept": ACCEPT,
+        "MCP-Protocol-Version": version if isinstance(version, str) else LATEST,
+        "Mcp-Method": method,
+    }
+    field = _NAME_FIELD.get(method)
+    if field is not None:
+        name = params.get(field)
+        if isinstance(name, str):
+            headers["Mcp-Name"] = encode_header_value(name)
+    if header_params:
+        arguments = params.get("arguments")
+        for param in header_params:
+            value = _header_scalar(header_param_value(arguments, param.path))
+            if value is not None:
+                headers[f"Mcp-Param-{param.header}"] = encode_header_value(value)
+    return headers
+
+
+def _header_scalar(value: Any) -> str | int | bool | None:
+    """A value `encode_header_value` accepts; integral floats count as integers."""
+    if isinstance(value, str | bool | int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return None  # null, absent or not a scalar: no header (the server judges the body)
+
+
+class ToolHeaderIndex:
+    """Tool name → its `x-mcp-header` parameters, learned from `tools/list` pages."""
+
+    __slots__ = ("_params",)
+
+    def __init__(self) -> None:
+        self._params: dict[str, tuple[HeaderParam, ...]] = {}
+
+    def accept(self, tools: list[JSONObject]) -> list[JSONObject]:
+        """Record each tool's header params; drop tools with invalid ones (TR-XMH-07/08)."""
+        kept: list[JSONObject] = []
+        for tool in tools:
+            name = tool.get("name")
+            schema = tool.get("inputSchema")
+            try:
+                params = find_header_params(schema) if isinstance(schema, Mapping) else []
+            except InvalidHeaderAnnotation as exc:
+                logger.warning("ignoring tool %r: invalid x-mcp-header: %s", name, exc)
+                if isinstance(name, str):
+                    self._params.pop(name, None)
+                continue
+            if isinstance(name, str):
+                self._params[name] = tuple(params)
+            kept.append(tool)
+        return kept
+
+    def params_for(self, tool_name: Any) -> tuple[HeaderParam, ...]:
+        """The header params of a tool, or `()` when the tool is unknown or has none."""
+        return self._params.get(tool_name, ()) if isinstance(tool_name, str) else ()
+
+    def __len__(self) -> int:
+        return len(self._params)

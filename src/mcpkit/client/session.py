@@ -1,0 +1,226 @@
+"""`ClientSession`: the modern-era (2026-07-28) client over any `Transport`.
+
+Every request carries the per-request `_meta` fields (BASE-45/47); there is no handshake.
+Results come back as plain dicts. Server errors raise `MCPError` subclasses; problems the
+client detects itself raise `ClientError` subclasses (BASE-22).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import os
+from collections.abc import Callable, Mapping, Sequence
+from types import EllipsisType, TracebackType
+from typing import Any
+
+from .._version import __version__
+from ..protocol.errors import HeaderMismatch, error_from_wire
+from ..protocol.jsonrpc import JSONObject
+from ..protocol.versions import (
+    LATEST,
+    META_CLIENT_CAPABILITIES,
+    META_CLIENT_INFO,
+    META_PROTOCOL_VERSION,
+)
+from .errors import InputRequired, InvalidResponse, RequestTimeout
+from .stdio import StderrMode
+from .target import HttpTarget, parse_target
+from .transport import NotificationHandler, Transport
+
+__all__ = ["DEFAULT_CLIENT_INFO", "ClientSession", "make_transport"]
+
+DEFAULT_CLIENT_INFO: JSONObject = {"name": "mcpkit", "version": __version__}
+_KNOWN_RESULT_TYPES = frozenset({"complete"})
+_MAX_PAGES = 10_000
+
+
+def make_transport(
+    target: str | Sequence[str],
+    *,
+    on_notification: NotificationHandler | None = None,
+    headers: Mapping[str, str] | None = None,
+    env: Mapping[str, str] | None = None,
+    cwd: str | os.PathLike[str] | None = None,
+    stderr: StderrMode = "inherit",
+) -> Transport:
+    """A URL → `HttpTransport` (with `headers`); a command → `StdioTransport` (env, cwd, stderr)."""
+    parsed = parse_target(target)
+    if isinstance(parsed, HttpTarget):
+        from .http import HttpTransport  # aiohttp is imported only when needed
+
+        return HttpTransport(parsed.url, headers=headers, on_notification=on_notification)
+    from .stdio import StdioTransport
+
+    return StdioTransport(
+        parsed.command, env=env, cwd=cwd, stderr=stderr, on_notification=on_notification
+    )
+
+
+class ClientSession:
+    """Talks to one server. Use as `async with ClientSession(target) as client: ...`.
+
+    `target` is a URL, a command (string or argv list) or a ready `Transport`. `timeout`
+    (seconds, None for none) bounds each request; on expiry the request is cancelled on
+    the wire and `RequestTimeout` is raised (CANC-06).
+    """
+
+    def __init__(
+        self,
+        target: str | Sequence[str] | Transport,
+        *,
+        timeout: float | None = 60.0,
+        capabilities: JSONObject | None = None,
+        client_info: JSONObject | None = None,
+        protocol_version: str = LATEST,
+        on_notification: NotificationHandler | None = None,
+        headers: Mapping[str, str] | None = None,
+        env: Mapping[str, str] | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+        stderr: StderrMode = "inherit",
+    ) -> None:
+        if isinstance(target, Transport):
+            self.transport: Transport = target
+        else:
+            self.transport = make_transport(
+                target,
+                on_notification=on_notification,
+                headers=headers,
+                env=env,
+                cwd=cwd,
+                stderr=stderr,
+            )
+        self.timeout = timeout
+        self.capabilities: JSONObject = dict(capabilities or {})
+        self.client_info: JSONObject | None = (
+            dict(client_info) if client_info is not None else dict(DEFAULT_CLIENT_INFO)
+        )
+        self.protocol_version = protocol_version
+        self._ids = itertools.count(1)
+
+    async def __aenter__(self) -> ClientSession:
+        await self.transport.start()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        await self.transport.close()
+
+    def request_meta(self) -> JSONObject:
+        """The `_meta` fields this client puts on every request."""
+        meta: JSONObject = {
+            META_PROTOCOL_VERSION: self.protocol_version,
+            META_CLIENT_CAPABILITIES: self.capabilities,
+        }
+        if self.client_info is not None:
+            meta[META_CLIENT_INFO] = self.client_info
+        return meta
+
+    async def request(
+        self,
+        method: str,
+        params: Mapping[str, Any] | None = None,
+        *,
+        timeout: float | EllipsisType | None = ...,  # noqa: ASYNC109 (CANC-07)
+    ) -> JSONObject:
+        """Send one request and return its result. The caller's `_meta` keys win over ours.
+
+        `timeout` overrides the session's for this request (None: wait forever).
+        """
+        body: JSONObject = dict(params or {})
+        extra = body.get("_meta")
+        body["_meta"] = {**self.request_meta(), **(extra if isinstance(extra, Mapping) else {})}
+        request_id = next(self._ids)
+        limit = self.timeout if isinstance(timeout, EllipsisType) else timeout
+        try:
+            async with asyncio.timeout(limit):
+                response = await self.transport.request(request_id, method, body)
+        except TimeoutError as exc:
+            if isinstance(exc, RequestTimeout):
+                raise
+            raise RequestTimeout(f"{method} got no response within {limit} s") from exc
+        if response.error is not None:
+            raise error_from_wire(response.error)
+        if response.id != request_id:
+            raise InvalidResponse(f"response id {response.id!r} does not match {request_id!r}")
+        return _check_result(response.result)
+
+    async def discover(self) -> JSONObject:
+        """`server/discover`: supported versions, capabilities, server info, instructions."""
+        return await self.request("server/discover")
+
+    async def list_tools(self) -> list[JSONObject]:
+        """All tools, following `nextCursor` across pages. Over HTTP, tools with invalid
+        `x-mcp-header` annotations are left out (TR-XMH-07)."""
+        return await self._list_all("tools/list", "tools", self.transport.accept_tools)
+
+    async def call_tool(self, name: str, arguments: Mapping[str, Any] | None = None) -> JSONObject:
+        """`tools/call`. A tool failure comes back as a result with `isError: true`."""
+        params: JSONObject = {"name": name, "arguments": dict(arguments or {})}
+        try:
+            return await self.request("tools/call", params)
+        except HeaderMismatch:
+            # The tool's x-mcp-header set may have changed: refresh it once (TR-XMH-12).
+            await self.list_tools()
+            return await self.request("tools/call", params)
+
+    async def list_resources(self) -> list[JSONObject]:
+        return await self._list_all("resources/list", "resources")
+
+    async def list_resource_templates(self) -> list[JSONObject]:
+        return await self._list_all("resources/templates/list", "resourceTemplates")
+
+    async def read_resource(self, uri: str) -> JSONObject:
+        return await self.request("resources/read", {"uri": uri})
+
+    async def list_prompts(self) -> list[JSONObject]:
+        return await self._list_all("prompts/list", "prompts")
+
+    async def get_prompt(self, name: str, arguments: Mapping[str, str] | None = None) -> JSONObject:
+        params: JSONObject = {"name": name}
+        if arguments:
+            params["arguments"] = dict(arguments)
+        return await self.request("prompts/get", params)
+
+    async def _list_all(
+        self,
+        method: str,
+        key: str,
+        accept: Callable[[list[JSONObject]], list[JSONObject]] | None = None,
+    ) -> list[JSONObject]:
+        items: list[JSONObject] = []
+        cursor: Any = None
+        seen: set[str] = set()
+        for _ in range(_MAX_PAGES):
+            result = await self.request(method, {"cursor": cursor} if cursor is not None else None)
+            page = result.get(key)
+            if not isinstance(page, list):
+                raise InvalidResponse(f"{method} result has no {key!r} list")
+            page = [item for item in page if isinstance(item, dict)]
+            items.extend(accept(page) if accept is not None else page)
+            cursor = result.get("nextCursor")
+            if cursor is None:  # an empty string is a valid cursor (PAG-05)
+                return items
+            if not isinstance(cursor, str) or cursor in seen:
+                raise InvalidResponse(f"{method} returned a bad or repeated cursor {cursor!r}")
+            seen.add(cursor)
+        raise InvalidResponse(f"{method} returned more than {_MAX_PAGES} pages")
+
+
+def _check_result(result: Any) -> JSONObject:
+    """BASE-09/10: a missing `resultType` means complete; unknown ones are invalid."""
+    if not isinstance(result, dict):
+        raise InvalidResponse("the result is not a JSON object")
+    kind = result.get("resultType", "complete")
+    if kind in _KNOWN_RESULT_TYPES:
+        return result
+    if kind == "input_required":
+        raise InputRequired(result)
+    raise InvalidResponse(f"unknown resultType {kind!r}")

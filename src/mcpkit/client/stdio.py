@@ -1,0 +1,230 @@
+"""stdio client transport: run the server as a subprocess, one JSON message per line.
+
+A reader task routes responses to the waiting calls by id and notifications to the
+callback. When the process dies every pending call fails at once with `ConnectionClosed`.
+Shutdown follows TR-STDIO-11: close stdin, wait, then SIGTERM, then SIGKILL.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+from collections import deque
+from collections.abc import Mapping, Sequence
+from typing import Literal
+
+from ..protocol.errors import MCPError
+from ..protocol.jsonrpc import (
+    JSONObject,
+    Notification,
+    Request,
+    RequestId,
+    Response,
+    decode,
+    encode_notification,
+    encode_request,
+)
+from .errors import ConnectionClosed, TransportError
+from .transport import NotificationHandler, dispatch_notification, logger
+
+__all__ = ["StderrMode", "StdioTransport"]
+
+StderrMode = Literal["inherit", "capture", "discard"]
+"""`inherit`: the server's stderr goes to ours; `capture`: keep the last lines in
+`stderr_tail`; `discard`: drop it. stderr never signals an error (TR-STDIO-03)."""
+
+_LINE_LIMIT = 64 * 1024 * 1024  # longest accepted stdout line (one message)
+_STDERR_TAIL = 50
+
+
+class StdioTransport:
+    """Spawns `command` and speaks newline-delimited JSON-RPC over its stdin/stdout.
+
+    `env` entries are added to the current environment; `cwd` is the working directory.
+    """
+
+    def __init__(
+        self,
+        command: Sequence[str],
+        *,
+        env: Mapping[str, str] | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+        stderr: StderrMode = "inherit",
+        on_notification: NotificationHandler | None = None,
+        shutdown_timeout: float = 2.0,
+    ) -> None:
+        if not command:
+            raise ValueError("the server command is empty")
+        self.command = list(command)
+        self.env = dict(env) if env is not None else None
+        self.cwd = cwd
+        self.stderr_mode: StderrMode = stderr
+        self.on_notification = on_notification
+        self.shutdown_timeout = shutdown_timeout
+        self.stderr_tail: deque[str] = deque(maxlen=_STDERR_TAIL)
+        self._proc: asyncio.subprocess.Process | None = None
+        self._pending: dict[RequestId, asyncio.Future[Response]] = {}
+        self._tasks: list[asyncio.Task[None]] = []
+        self._closed: ConnectionClosed | None = None
+
+    @property
+    def returncode(self) -> int | None:
+        return self._proc.returncode if self._proc is not None else None
+
+    async def start(self) -> None:
+        if self._proc is not None:
+            return
+        stderr = {"inherit": None, "capture": asyncio.subprocess.PIPE}.get(
+            self.stderr_mode, asyncio.subprocess.DEVNULL
+        )
+        env = {**os.environ, **self.env} if self.env is not None else None
+        try:
+            self._proc = await asyncio.create_subprocess_exec(
+                *self.command,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=stderr,
+                env=env,
+                cwd=self.cwd,
+                limit=_LINE_LIMIT,
+            )
+        except OSError as exc:
+            raise TransportError(f"cannot start {self.command[0]!r}: {exc}") from exc
+        self._tasks.append(asyncio.create_task(self._read_stdout(), name="mcpkit-stdio-reader"))
+        if self._proc.stderr is not None:
+            self._tasks.append(asyncio.create_task(self._read_stderr(), name="mcpkit-stdio-err"))
+
+    def accept_tools(self, tools: list[JSONObject]) -> list[JSONObject]:
+        return tools  # x-mcp-header only matters on HTTP (TR-XMH-09)
+
+    async def request(self, request_id: RequestId, method: str, params: JSONObject) -> Response:
+        if self._closed is not None:
+            raise self._closed
+        if self._proc is None or self._proc.stdin is None:
+            raise TransportError("stdio transport is not started")
+        if request_id in self._pending:
+            raise ValueError(f"request id {request_id!r} is already in flight")  # BASE-05
+        future: asyncio.Future[Response] = asyncio.get_running_loop().create_future()
+        self._pending[request_id] = future
+        try:
+            await self._write(encode_request(request_id, method, params))
+            return await future
+        except asyncio.CancelledError:
+            if self._pending.pop(request_id, None) is not None and self._closed is None:
+                self._cancel_on_wire(request_id)
+            raise
+        finally:
+            self._pending.pop(request_id, None)
+
+    async def _write(self, line: bytes) -> None:
+        assert self._proc is not None and self._proc.stdin is not None
+        try:
+            self._proc.stdin.write(line + b"\n")  # orjson output never holds a newline
+            await self._proc.stdin.drain()
+        except (ConnectionError, RuntimeError) as exc:
+            raise self._closed or ConnectionClosed(f"cannot write to the server: {exc}") from exc
+
+    def _cancel_on_wire(self, request_id: RequestId) -> None:
+        """Tell the server we gave up on a request (TR-STDIO-09, CANC-05); best effort."""
+        stdin = self._proc.stdin if self._proc is not None else None
+        if stdin is None or stdin.is_closing():
+            return
+        params: JSONObject = {"requestId": request_id, "reason": "cancelled by the client"}
+        with contextlib.suppress(ConnectionError, RuntimeError):
+            stdin.write(encode_notification("notifications/cancelled", params) + b"\n")
+
+    async def _read_stdout(self) -> None:
+        assert self._proc is not None and self._proc.stdout is not None
+        stdout = self._proc.stdout
+        try:
+            while True:
+                try:
+                    line = await stdout.readline()
+                except ValueError:  # a line longer than the limit: the stream is unusable
+                    logger.error("server wrote a line longer than %d bytes", _LINE_LIMIT)
+                    break
+                if not line:
+                    break
+                if line.strip():
+                    await self._route(line)
+        finally:
+            await self._on_eof()
+
+    async def _route(self, line: bytes) -> None:
+        try:
+            message = decode(line)
+        except MCPError as exc:
+            logger.warning("ignoring invalid line from the server: %s", exc)
+            return
+        if isinstance(message, Response):
+            future = self._pending.pop(message.id, None) if message.id is not None else None
+            if future is not None and not future.done():
+                future.set_result(message)
+            elif message.id is None and message.is_error:
+                logger.warning("server sent an error without id: %r", message.error)
+            # else: a late answer to a cancelled request (CANC-12)
+        elif isinstance(message, Notification):
+            await dispatch_notification(self.on_notification, message)
+        elif isinstance(message, Request):
+            logger.warning("ignoring request %r from the server (TR-STDIO-07)", message.method)
+
+    async def _on_eof(self) -> None:
+        """stdout closed: the process is gone (or going); fail everything still waiting."""
+        rc: int | None = None
+        if self._proc is not None:
+            with contextlib.suppress(TimeoutError):
+                rc = await asyncio.wait_for(self._proc.wait(), 0.5)
+        others = [t for t in self._tasks if t is not asyncio.current_task()]
+        if others:
+            await asyncio.wait(others, timeout=0.2)  # let the last stderr lines in
+        detail = f" with code {rc}" if rc is not None else ""
+        tail = f": {self.stderr_tail[-1]}" if self.stderr_tail else ""
+        self._fail_all(ConnectionClosed(f"the server process exited{detail}{tail}"))
+
+    def _fail_all(self, error: ConnectionClosed) -> None:
+        if self._closed is None:
+            self._closed = error
+        pending, self._pending = self._pending, {}
+        for future in pending.values():
+            if not future.done():
+                future.set_exception(self._closed)
+
+    async def _read_stderr(self) -> None:
+        assert self._proc is not None and self._proc.stderr is not None
+        with contextlib.suppress(ValueError, ConnectionError):
+            async for raw in self._proc.stderr:
+                self.stderr_tail.append(raw.decode("utf-8", errors="replace").rstrip())
+
+    async def close(self) -> None:
+        proc = self._proc
+        if proc is None:
+            return
+        if self._closed is None:
+            self._closed = ConnectionClosed("the transport is closed")
+        if proc.stdin is not None and not proc.stdin.is_closing():
+            proc.stdin.close()
+            with contextlib.suppress(ConnectionError, RuntimeError):
+                await proc.stdin.wait_closed()
+        if not await self._wait_exit(proc, self.shutdown_timeout):
+            with contextlib.suppress(ProcessLookupError):
+                proc.terminate()
+            if not await self._wait_exit(proc, self.shutdown_timeout):
+                with contextlib.suppress(ProcessLookupError):
+                    proc.kill()
+                await proc.wait()
+        if self._tasks:
+            _, stuck = await asyncio.wait(self._tasks, timeout=1.0)
+            for task in stuck:  # e.g. a grandchild still holds the pipes open
+                task.cancel()
+            if stuck:
+                await asyncio.gather(*stuck, return_exceptions=True)
+        self._fail_all(self._closed)
+
+    @staticmethod
+    async def _wait_exit(proc: asyncio.subprocess.Process, seconds: float) -> bool:
+        try:
+            await asyncio.wait_for(proc.wait(), seconds)
+        except TimeoutError:
+            return False
+        return True

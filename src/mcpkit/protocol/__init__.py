@@ -1,0 +1,1 @@
+"""The wire protocol: types, JSON-RPC codec, errors, versions. No I/O."""

@@ -1,0 +1,172 @@
+"""One exception tree for everything that travels as a JSON-RPC error.
+
+    MCPError                         any JSON-RPC error (code, message, data)
+    ├── ParseError                   -32700  body is not JSON
+    ├── InvalidRequest               -32600  not a JSON-RPC 2.0 request object
+    ├── MethodNotFound               -32601  unknown or removed method (HTTP 404)
+    ├── InvalidParams                -32602  bad params, unknown tool/prompt/resource, bad cursor
+    ├── InternalError                -32603  unexpected server failure
+    ├── HeaderMismatch               -32020  HTTP headers missing or differing from the body
+    ├── MissingRequiredClientCapability -32021  request needs a capability it did not declare
+    └── UnsupportedProtocolVersion   -32022  version not served (data.supported, data.requested)
+
+Each class carries `http_status`, the status the Streamable HTTP transport answers with
+(CHECKLIST appendix C/D). A caller raising `MCPError(code, ...)` with any other code gets a
+plain error with HTTP 200.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+HEADER_MISMATCH = -32020
+MISSING_REQUIRED_CLIENT_CAPABILITY = -32021
+UNSUPPORTED_PROTOCOL_VERSION = -32022
+# 2025-11-25 only (BASE-20: never emitted on the 2026-07-28 wire).
+LEGACY_RESOURCE_NOT_FOUND = -32002
+
+
+class MCPError(Exception):
+    """A JSON-RPC error. `to_wire()` gives the `error` member of a response."""
+
+    code: int = INTERNAL_ERROR
+    http_status: int = 200
+    default_message: ClassVar[str] = "Error"
+
+    def __init__(
+        self,
+        message: str | None = None,
+        data: Any = None,
+        *,
+        code: int | None = None,
+        http_status: int | None = None,
+    ) -> None:
+        self.message = message or self.default_message
+        self.data = data
+        if code is not None:
+            self.code = code
+        if http_status is not None:
+            self.http_status = http_status
+        super().__init__(self.message)
+
+    def to_wire(self) -> dict[str, Any]:
+        err: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.data is not None:
+            err["data"] = self.data
+        return err
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(code={self.code}, message={self.message!r})"
+
+
+class ParseError(MCPError):
+    code = PARSE_ERROR
+    http_status = 400
+    default_message = "Parse error: the body is not valid JSON"
+
+
+class InvalidRequest(MCPError):
+    code = INVALID_REQUEST
+    http_status = 400
+    default_message = "Invalid request: not a JSON-RPC 2.0 request object"
+
+
+class MethodNotFound(MCPError):
+    code = METHOD_NOT_FOUND
+    http_status = 404  # TR-HDR-05
+    default_message = "Method not found"
+
+
+class InvalidParams(MCPError):
+    code = INVALID_PARAMS
+    default_message = "Invalid params"
+
+
+class InternalError(MCPError):
+    code = INTERNAL_ERROR
+    default_message = "Internal error"
+
+
+class HeaderMismatch(MCPError):
+    code = HEADER_MISMATCH
+    http_status = 400  # TR-HDR-03, TR-HDR-12..14
+    default_message = "Header mismatch"
+
+
+class MissingRequiredClientCapability(MCPError):
+    """BASE-49: the request needs a client capability it did not declare."""
+
+    code = MISSING_REQUIRED_CLIENT_CAPABILITY
+    http_status = 400
+
+    def __init__(self, required: dict[str, Any], message: str | None = None) -> None:
+        names = ", ".join(sorted(required)) or "?"
+        super().__init__(
+            message or f"This request needs the client capability: {names}",
+            {"requiredCapabilities": required},
+        )
+        self.required = required
+
+
+class UnsupportedProtocolVersion(MCPError):
+    """VER-02: data carries `supported` (list) and `requested`."""
+
+    code = UNSUPPORTED_PROTOCOL_VERSION
+    http_status = 400
+
+    def __init__(self, requested: Any, supported: list[str]) -> None:
+        super().__init__(
+            f"Unsupported protocol version {requested!r}; supported: {', '.join(supported)}",
+            {"supported": list(supported), "requested": requested},
+        )
+        self.requested = requested
+        self.supported = list(supported)
+
+
+_BY_CODE: dict[int, type[MCPError]] = {
+    cls.code: cls
+    for cls in (
+        ParseError,
+        InvalidRequest,
+        MethodNotFound,
+        InvalidParams,
+        InternalError,
+        HeaderMismatch,
+    )
+}
+
+
+def error_from_wire(error: Any) -> MCPError:
+    """Build the matching exception from a received `error` member (client side)."""
+    if not isinstance(error, dict):
+        return InternalError("Malformed error response", error)
+    code = error.get("code")
+    message = str(error.get("message") or "")
+    data = error.get("data")
+    if not isinstance(code, int):
+        return InternalError(message or "Malformed error response", error)
+    if code == MISSING_REQUIRED_CLIENT_CAPABILITY:
+        required = data.get("requiredCapabilities") if isinstance(data, dict) else None
+        exc: MCPError = MissingRequiredClientCapability(
+            required if isinstance(required, dict) else {}, message or None
+        )
+        exc.data = data
+        return exc
+    if code == UNSUPPORTED_PROTOCOL_VERSION:
+        supported = data.get("supported") if isinstance(data, dict) else None
+        requested = data.get("requested") if isinstance(data, dict) else None
+        exc = UnsupportedProtocolVersion(
+            requested, [v for v in supported or [] if isinstance(v, str)]
+        )
+        exc.message = message or exc.message
+        exc.data = data
+        return exc
+    cls = _BY_CODE.get(code)
+    if cls is not None:
+        return cls(message or None, data)
+    return MCPError(message, data, code=code)

@@ -1,0 +1,99 @@
+"""Per-request `_meta` (BASE-45..49): read, check, and hold it for the request's lifetime."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .errors import InvalidParams, UnsupportedProtocolVersion
+from .versions import (
+    META_CLIENT_CAPABILITIES,
+    META_CLIENT_INFO,
+    META_LOG_LEVEL,
+    META_PROTOCOL_VERSION,
+    PROGRESS_TOKEN,
+)
+
+LOG_LEVELS: tuple[str, ...] = (
+    "debug",
+    "info",
+    "notice",
+    "warning",
+    "error",
+    "critical",
+    "alert",
+    "emergency",
+)
+LOG_LEVEL_RANK: dict[str, int] = {name: i for i, name in enumerate(LOG_LEVELS)}
+
+
+class RequestMeta:
+    """What one request says about its client. Never carried over to another request (BASE-24)."""
+
+    __slots__ = (
+        "client_capabilities",
+        "client_info",
+        "log_level",
+        "progress_token",
+        "protocol_version",
+        "raw",
+    )
+
+    def __init__(
+        self,
+        protocol_version: str,
+        client_capabilities: dict[str, Any],
+        client_info: dict[str, Any] | None = None,
+        log_level: str | None = None,
+        progress_token: str | int | None = None,
+        raw: dict[str, Any] | None = None,
+    ) -> None:
+        self.protocol_version = protocol_version
+        self.client_capabilities = client_capabilities
+        self.client_info = client_info
+        self.log_level = log_level
+        self.progress_token = progress_token
+        self.raw = raw if raw is not None else {}
+
+    def has_capability(self, name: str) -> bool:
+        return isinstance(self.client_capabilities.get(name), dict)
+
+
+def _bad_meta(message: str) -> InvalidParams:
+    # BASE-46: missing/invalid required `_meta` → -32602, HTTP 400.
+    return InvalidParams(message, http_status=400)
+
+
+def read_request_meta(params: dict[str, Any] | None) -> RequestMeta:
+    """Read the modern per-request fields; raises InvalidParams (HTTP 400) when one is missing."""
+    meta = params.get("_meta") if params is not None else None
+    if type(meta) is not dict:
+        raise _bad_meta(
+            'Invalid params: "_meta" with "io.modelcontextprotocol/protocolVersion" and '
+            '"io.modelcontextprotocol/clientCapabilities" is required on every request'
+        )
+    version = meta.get(META_PROTOCOL_VERSION)
+    if type(version) is not str:
+        raise _bad_meta(f'Invalid params: "_meta" must carry "{META_PROTOCOL_VERSION}" (a string)')
+    caps = meta.get(META_CLIENT_CAPABILITIES)
+    if type(caps) is not dict:
+        raise _bad_meta(
+            f'Invalid params: "_meta" must carry "{META_CLIENT_CAPABILITIES}" (an object; '
+            "{} declares none)"
+        )
+    info = meta.get(META_CLIENT_INFO)
+    if info is not None and type(info) is not dict:
+        raise _bad_meta(f'Invalid params: "{META_CLIENT_INFO}" must be an object')
+    level = meta.get(META_LOG_LEVEL)
+    if level is not None and level not in LOG_LEVEL_RANK:
+        raise _bad_meta(
+            f'Invalid params: "{META_LOG_LEVEL}" must be one of {", ".join(LOG_LEVELS)}'
+        )
+    token = meta.get(PROGRESS_TOKEN)
+    if token is not None and type(token) not in (str, int):
+        raise _bad_meta('Invalid params: "progressToken" must be a string or an integer')
+    return RequestMeta(version, caps, info, level, token, meta)
+
+
+def check_version(version: str, supported: tuple[str, ...] | list[str]) -> None:
+    if version not in supported:
+        raise UnsupportedProtocolVersion(version, list(supported))

@@ -1,0 +1,199 @@
+"""The modern request methods, one function each: `(server, request, meta, emit) -> result`."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from ..protocol.errors import InvalidParams, MethodNotFound
+from ..protocol.jsonrpc import Fragment, Request
+from ..protocol.meta import RequestMeta
+from .caching import decode_cursor, encode_cursor
+from .context import Context, Emit
+
+if TYPE_CHECKING:
+    from .server import Server
+
+Handler = Callable[["Server", Request, RequestMeta, "Emit | None"], Awaitable[Any]]
+
+
+def _finish(server: Server, method: str, result: dict[str, Any]) -> dict[str, Any]:
+    hint = server.cache.get(method)
+    if hint is not None:
+        result["ttlMs"] = hint.ttl_ms
+        result["cacheScope"] = hint.scope
+    if server.result_meta is not None:
+        own = result.get("_meta")
+        result["_meta"] = {**server.result_meta, **own} if own else server.result_meta
+    return result
+
+
+def _params(request: Request) -> dict[str, Any]:
+    return request.params or {}
+
+
+async def discover(server: Server, request: Request, meta: RequestMeta, emit: Emit | None) -> Any:
+    key = ("server/discover", None)
+    cached = server.list_cache.get(key)
+    if cached is None:
+        result: dict[str, Any] = {
+            "resultType": "complete",
+            "supportedVersions": list(server.supported_versions),
+            "capabilities": server.capabilities(),
+        }
+        if server.instructions:
+            result["instructions"] = server.instructions
+        cached = server.list_cache[key] = Fragment(orjson.dumps(_finish(server, "server/discover", result)))
+    return cached
+
+
+def _lister(method: str, key: str, capability: str,
+            items: Callable[[Server], list[dict[str, Any]]]) -> Handler:
+    """A paginated, cacheable list method whose pages are encoded once per change (TOOL-06/07)."""
+
+    async def handler(server: Server, request: Request, meta: RequestMeta, emit: Emit | None) -> Any:
+        cursor = _params(request).get("cursor")
+        if cursor is not None and type(cursor) is not str:
+            raise InvalidParams('Invalid params: "cursor" must be a string')
+        cache_key = (method, cursor)
+        cached = server.list_cache.get(cache_key)
+        if cached is not None:
+            return cached
+        if capability not in server.capabilities():
+            raise MethodNotFound(f"Method not found: {method} (no {capability} on this server)")
+        everything = items(server)
+        start = 0 if cursor is None else decode_cursor(cursor, len(everything))
+        size = server.page_size or len(everything) or 1
+        page = everything[start : start + size]
+        result: dict[str, Any] = {"resultType": "complete", key: page}
+        if start + size < len(everything):
+            result["nextCursor"] = encode_cursor(start + size)
+        encoded = Fragment(orjson.dumps(_finish(server, method, result)))
+        server.list_cache[cache_key] = encoded
+        return encoded
+
+    return handler
+
+
+async def tools_call(server: Server, request: Request, meta: RequestMeta, emit: Emit | None) -> Any:
+    params = _params(request)
+    name = params.get("name")
+    if type(name) is not str:
+        raise InvalidParams('Invalid params: "name" (the tool name) must be a string')
+    tool = server.tools.get(name)
+    if tool is None:
+        raise InvalidParams(f"Unknown tool: {name}", {"name": name})  # TOOL-21
+    arguments = params.get("arguments")
+    if arguments is None:
+        arguments = {}
+    elif type(arguments) is not dict:
+        raise InvalidParams('Invalid params: "arguments" must be an object')
+    ctx = Context(server, request.id, request.method, meta, emit) if tool.context_param else None
+    result = await tool.call(arguments, ctx)
+    return _finish(server, "tools/call", result)
+
+
+async def resources_read(server: Server, request: Request, meta: RequestMeta, emit: Emit | None) -> Any:
+    uri = _params(request).get("uri")
+    if type(uri) is not str:
+        raise InvalidParams('Invalid params: "uri" must be a string')
+    resource = server.resources.get(uri)
+    if resource is not None:
+        ctx = Context(server, request.id, request.method, meta, emit) if resource.context_param else None
+        contents = await resource.read(uri, ctx)
+    else:
+        for template in server.templates:
+            variables = template.match(uri)
+            if variables is not None:
+                ctx = (Context(server, request.id, request.method, meta, emit)
+                       if template.context_param else None)
+                contents = await template.read(uri, variables, ctx)
+                break
+        else:
+            # RES-13 / RES-15: -32602 with the URI, never an empty `contents`.
+            raise InvalidParams(f"Resource not found: {uri}", {"uri": uri})
+    if not contents:
+        raise InvalidParams(f"Resource not found: {uri}", {"uri": uri})
+    return _finish(server, "resources/read", {"resultType": "complete", "contents": contents})
+
+
+async def prompts_get(server: Server, request: Request, meta: RequestMeta, emit: Emit | None) -> Any:
+    params = _params(request)
+    name = params.get("name")
+    if type(name) is not str:
+        raise InvalidParams('Invalid params: "name" (the prompt name) must be a string')
+    prompt = server.prompts.get(name)
+    if prompt is None:
+        raise InvalidParams(f"Unknown prompt: {name}", {"name": name})  # PRM-08
+    arguments = params.get("arguments")
+    if arguments is None:
+        arguments = {}
+    elif type(arguments) is not dict:
+        raise InvalidParams('Invalid params: "arguments" must be an object of strings')
+    ctx = Context(server, request.id, request.method, meta, emit) if prompt.context_param else None
+    return _finish(server, "prompts/get", await prompt.get(arguments, ctx))
+
+
+async def complete(server: Server, request: Request, meta: RequestMeta, emit: Emit | None) -> Any:
+    completer = server.completer
+    if completer is None:
+        raise MethodNotFound("Method not found: completion/complete (no completions)")  # CMP-04
+    params = _params(request)
+    ref, argument = params.get("ref"), params.get("argument")
+    if not isinstance(ref, dict) or not isinstance(argument, dict):
+        raise InvalidParams('Invalid params: "ref" and "argument" objects are required')
+    if not isinstance(argument.get("name"), str) or not isinstance(argument.get("value"), str):
+        raise InvalidParams('Invalid params: "argument" needs string "name" and "value"')
+    kind = ref.get("type")
+    if kind == "ref/prompt":
+        if ref.get("name") not in server.prompts:
+            raise InvalidParams(f"Unknown prompt: {ref.get('name')}")
+    elif kind == "ref/resource":
+        uri = ref.get("uri")
+        if not any(t.template.template == uri for t in server.templates) and uri not in server.resources:
+            raise InvalidParams(f"Unknown resource or template: {uri}")
+    else:
+        raise InvalidParams('Invalid params: "ref.type" must be "ref/prompt" or "ref/resource"')
+    context = params.get("context")
+    context_args = context.get("arguments") if isinstance(context, dict) else None
+    value = completer(ref, argument, context_args or {})
+    if inspect.isawaitable(value):
+        value = await value
+    return _finish(server, "completion/complete",
+                   {"resultType": "complete", "completion": _completion(value)})
+
+
+def _completion(value: Any) -> dict[str, Any]:
+    """CMP-03: at most 100 values; `total` and `hasMore` when there are more."""
+    if isinstance(value, dict) and "values" in value:
+        values = [str(v) for v in value["values"]]
+        out: dict[str, Any] = {k: v for k, v in value.items() if k in ("total", "hasMore")}
+    else:
+        values = [str(v) for v in (value or [])]
+        out = {}
+    if len(values) > 100:
+        out.setdefault("total", len(values))
+        out["hasMore"] = True
+        values = values[:100]
+    out["values"] = values
+    return out
+
+
+METHODS: dict[str, Handler] = {
+    "server/discover": discover,
+    "tools/list": _lister("tools/list", "tools", "tools",
+                          lambda s: [t.definition for t in s.tools.values()]),
+    "tools/call": tools_call,
+    "resources/list": _lister("resources/list", "resources", "resources",
+                              lambda s: [r.definition for r in s.resources.values()]),
+    "resources/templates/list": _lister("resources/templates/list", "resourceTemplates", "resources",
+                                        lambda s: [t.definition for t in s.templates]),
+    "resources/read": resources_read,
+    "prompts/list": _lister("prompts/list", "prompts", "prompts",
+                            lambda s: [p.definition for p in s.prompts.values()]),
+    "prompts/get": prompts_get,
+    "completion/complete": complete,
+}

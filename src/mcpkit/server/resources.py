@@ -1,0 +1,113 @@
+"""Resources and resource templates (RES-*)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import ValidationError
+
+from ..protocol.content import Annotations, Icon
+from ..protocol.errors import InvalidParams
+from .context import Context
+from .handlers import invoke, is_async_callable
+from .results import resource_contents
+from .signature import Signature, format_validation_error
+from .uri_template import UriTemplate
+
+
+def _definition(
+    key: str,
+    value: str,
+    name: str,
+    title: str | None,
+    description: str | None,
+    mime_type: str | None,
+    annotations: Annotations | None,
+    icons: list[Icon] | None,
+    meta: dict[str, Any] | None,
+) -> dict[str, Any]:
+    d: dict[str, Any] = {key: value, "name": name}
+    if title:
+        d["title"] = title
+    if description:
+        d["description"] = description
+    if mime_type:
+        d["mimeType"] = mime_type
+    if annotations is not None:
+        d["annotations"] = annotations.to_wire()
+    if icons:
+        d["icons"] = [i.to_wire() for i in icons]
+    if meta:
+        d["_meta"] = meta
+    return d
+
+
+class Resource:
+    """A resource at a fixed URI; the handler takes no arguments (or only a Context)."""
+
+    __slots__ = ("context_param", "definition", "fn", "is_async", "mime_type", "uri")
+
+    def __init__(self, fn: Callable[..., Any], uri: str, *, name: str | None = None,
+                 title: str | None = None, description: str | None = None,
+                 mime_type: str | None = None, annotations: Annotations | None = None,
+                 icons: list[Icon] | None = None, meta: dict[str, Any] | None = None) -> None:
+        self.uri = uri
+        self.fn = fn
+        self.is_async = is_async_callable(fn)
+        sig = Signature(fn, model_name="resource_arguments")
+        if sig.names:
+            raise TypeError(f"resource {uri!r} takes no arguments; use a URI template for {sig.names}")
+        self.context_param = sig.context_param
+        self.mime_type = mime_type
+        desc = description if description is not None else _doc(fn)
+        self.definition = _definition("uri", uri, name or fn.__name__, title, desc, mime_type,
+                                      annotations, icons, meta)
+
+    async def read(self, uri: str, ctx: Context | None) -> list[dict[str, Any]]:
+        value = await invoke(self.fn, self.is_async, {}, self.context_param, ctx)
+        return resource_contents(value, uri, self.mime_type)
+
+
+class ResourceTemplate:
+    """A family of resources: `test://items/{id}`; variables become handler arguments."""
+
+    __slots__ = ("context_param", "definition", "fn", "is_async", "mime_type", "signature",
+                 "template")
+
+    def __init__(self, fn: Callable[..., Any], uri_template: str, *, name: str | None = None,
+                 title: str | None = None, description: str | None = None,
+                 mime_type: str | None = None, annotations: Annotations | None = None,
+                 icons: list[Icon] | None = None, meta: dict[str, Any] | None = None) -> None:
+        self.template = UriTemplate(uri_template)
+        self.fn = fn
+        self.is_async = is_async_callable(fn)
+        self.signature = Signature(fn, model_name="template_arguments", all_strings=True)
+        self.context_param = self.signature.context_param
+        if set(self.signature.names) != set(self.template.variables):
+            raise TypeError(
+                f"template {uri_template!r} has variables {self.template.variables} but "
+                f"{fn.__qualname__} takes {self.signature.names}"
+            )
+        self.mime_type = mime_type
+        desc = description if description is not None else _doc(fn)
+        self.definition = _definition("uriTemplate", uri_template, name or fn.__name__, title,
+                                      desc, mime_type, annotations, icons, meta)
+
+    def match(self, uri: str) -> dict[str, str] | None:
+        return self.template.match(uri)
+
+    async def read(self, uri: str, variables: dict[str, str], ctx: Context | None) -> list[dict[str, Any]]:
+        try:
+            kwargs = self.signature.validate(variables)
+        except ValidationError as exc:
+            raise InvalidParams(f"Invalid resource URI {uri!r}: {format_validation_error(exc)}",
+                                {"uri": uri}) from exc
+        value = await invoke(self.fn, self.is_async, kwargs, self.context_param, ctx)
+        return resource_contents(value, uri, self.mime_type)
+
+
+def _doc(fn: Callable[..., Any]) -> str | None:
+    import inspect
+
+    return inspect.cleandoc(fn.__doc__) if fn.__doc__ else None

@@ -1,0 +1,290 @@
+"""`Server`: register tools, resources, templates, prompts and completion; serve them anywhere."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from .._version import __version__
+from ..protocol.content import Annotations, Icon, Implementation, ToolAnnotations
+from ..protocol.errors import InternalError, MCPError, MethodNotFound, UnsupportedProtocolVersion
+from ..protocol.jsonrpc import Request, encode_error, encode_result
+from ..protocol.meta import RequestMeta, check_version, read_request_meta
+from ..protocol.versions import META_PROTOCOL_VERSION, META_SERVER_INFO, MODERN_VERSIONS
+from . import methods
+from .caching import DEFAULT_CACHE, CacheHint
+from .context import Emit
+from .prompts import Prompt
+from .resources import Resource, ResourceTemplate
+from .subscriptions import RESOURCE_UPDATED, Subscription, SubscriptionHub
+from .tools import Tool
+from .uri_template import UriTemplate
+
+if TYPE_CHECKING:
+    from ..transports.http import StreamableHTTPApp
+
+F = TypeVar("F", bound=Callable[..., Any])
+log = logging.getLogger("mcpkit.server")
+Completer = Callable[..., Awaitable[Any] | Any]
+
+
+class Server:
+    """An MCP server.
+
+        server = Server("weather", version="1.0")
+
+        @server.tool()
+        async def forecast(city: str, days: int = 3) -> str:
+            "Forecast for a city."
+            ...
+
+        server.run()                      # stdio
+        server.run(transport="http")      # Streamable HTTP on 127.0.0.1:8000/mcp
+    """
+
+    def __init__(
+        self,
+        name: str,
+        version: str = "0.1.0",
+        *,
+        title: str | None = None,
+        instructions: str | None = None,
+        website_url: str | None = None,
+        icons: list[Icon] | None = None,
+        supported_versions: tuple[str, ...] = MODERN_VERSIONS,
+        cache: dict[str, CacheHint] | None = None,
+        page_size: int | None = None,
+        include_server_info: bool = True,
+    ) -> None:
+        self.info = Implementation(name, version, title=title, website_url=website_url, icons=icons)
+        self.instructions = instructions
+        self.supported_versions = tuple(supported_versions)
+        self.cache: dict[str, CacheHint] = {**DEFAULT_CACHE, **(cache or {})}
+        if page_size is not None and page_size < 1:
+            raise ValueError("page_size must be >= 1")
+        self.page_size = page_size
+        self.result_meta: dict[str, Any] | None = (
+            {META_SERVER_INFO: self.info.to_wire()} if include_server_info else None
+        )
+        self.tools: dict[str, Tool] = {}
+        self.resources: dict[str, Resource] = {}
+        self.templates: list[ResourceTemplate] = []
+        self.prompts: dict[str, Prompt] = {}
+        self.completer: Completer | None = None
+        self.subscriptions = SubscriptionHub()
+        self.list_cache: dict[tuple[str, Any], Any] = {}
+        self._methods = methods.METHODS
+
+    # -- registration ----------------------------------------------------------------------
+    def tool(
+        self,
+        name: str | None = None,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        input_schema: dict[str, Any] | None = None,
+        structured_output: bool | None = None,
+        annotations: ToolAnnotations | None = None,
+        icons: list[Icon] | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> Callable[[F], F]:
+        """Register a function as a tool; its signature is the input schema."""
+
+        def register(fn: F) -> F:
+            self.add_tool(Tool(fn, name=name, title=title, description=description,
+                               input_schema=input_schema, structured_output=structured_output,
+                               annotations=annotations, icons=icons, meta=meta))
+            return fn
+
+        return register
+
+    def add_tool(self, tool: Tool) -> None:
+        if tool.name in self.tools:
+            raise ValueError(f"a tool named {tool.name!r} is already registered (TOOL-13)")
+        self.tools[tool.name] = tool
+        self._changed("notifications/tools/list_changed")
+
+    def remove_tool(self, name: str) -> None:
+        if self.tools.pop(name, None) is not None:
+            self._changed("notifications/tools/list_changed")
+
+    def resource(
+        self,
+        uri: str,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        mime_type: str | None = None,
+        annotations: Annotations | None = None,
+        icons: list[Icon] | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> Callable[[F], F]:
+        """Register a resource; a URI with `{variables}` registers a resource template."""
+
+        def register(fn: F) -> F:
+            kw: dict[str, Any] = dict(name=name, title=title, description=description,
+                                      mime_type=mime_type, annotations=annotations, icons=icons,
+                                      meta=meta)
+            if UriTemplate.is_template(uri):
+                self.templates.append(ResourceTemplate(fn, uri, **kw))
+            else:
+                if uri in self.resources:
+                    raise ValueError(f"a resource at {uri!r} is already registered")
+                self.resources[uri] = Resource(fn, uri, **kw)
+            self._changed("notifications/resources/list_changed")
+            return fn
+
+        return register
+
+    def remove_resource(self, uri: str) -> None:
+        if self.resources.pop(uri, None) is not None:
+            self._changed("notifications/resources/list_changed")
+
+    def prompt(
+        self,
+        name: str | None = None,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        icons: list[Icon] | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> Callable[[F], F]:
+        """Register a prompt; its (string) parameters are the prompt's arguments."""
+
+        def register(fn: F) -> F:
+            p = Prompt(fn, name=name, title=title, description=description, icons=icons, meta=meta)
+            if p.name in self.prompts:
+                raise ValueError(f"a prompt named {p.name!r} is already registered")
+            self.prompts[p.name] = p
+            self._changed("notifications/prompts/list_changed")
+            return fn
+
+        return register
+
+    def remove_prompt(self, name: str) -> None:
+        if self.prompts.pop(name, None) is not None:
+            self._changed("notifications/prompts/list_changed")
+
+    def completion(self) -> Callable[[F], F]:
+        """Register the `completion/complete` handler: `(ref, argument, context) -> list[str]`."""
+
+        def register(fn: F) -> F:
+            self.completer = fn
+            self.list_cache.clear()
+            return fn
+
+        return register
+
+    # -- change notifications (delivered to subscriptions/listen streams) --------------------
+    def _changed(self, method: str) -> None:
+        self.list_cache.clear()
+        self.subscriptions.publish(method)
+
+    def notify_tools_changed(self) -> None:
+        self._changed("notifications/tools/list_changed")
+
+    def notify_prompts_changed(self) -> None:
+        self._changed("notifications/prompts/list_changed")
+
+    def notify_resources_changed(self) -> None:
+        self._changed("notifications/resources/list_changed")
+
+    def notify_resource_updated(self, uri: str) -> None:
+        self.subscriptions.publish(RESOURCE_UPDATED, {"uri": uri}, uri=uri)
+
+    # -- protocol --------------------------------------------------------------------------
+    def capabilities(self) -> dict[str, Any]:
+        caps: dict[str, Any] = {}
+        if self.tools:
+            caps["tools"] = {"listChanged": True}
+        if self.prompts:
+            caps["prompts"] = {"listChanged": True}
+        if self.resources or self.templates:
+            caps["resources"] = {"subscribe": True, "listChanged": True}
+        if self.completer is not None:
+            caps["completions"] = {}
+        caps["logging"] = {}
+        return caps
+
+    def read_meta(self, params: dict[str, Any] | None) -> RequestMeta:
+        """Required `_meta` (-32602) and a served version (-32022) for one request."""
+        meta = read_request_meta(params)
+        check_version(meta.protocol_version, self.supported_versions)
+        return meta
+
+    read_meta_only = staticmethod(read_request_meta)
+
+    def check_version(self, version: str) -> None:
+        check_version(version, self.supported_versions)
+
+    async def answer(self, message: Request, emit: Emit | None = None) -> bytes:
+        """A whole modern request on a message transport (stdio, memory): the response bytes."""
+        rid = message.id
+        try:
+            params = message.params
+            meta_obj = params.get("_meta") if params is not None else None
+            if message.method == "initialize" and not (
+                isinstance(meta_obj, dict) and META_PROTOCOL_VERSION in meta_obj
+            ):
+                requested = params.get("protocolVersion") if params is not None else None
+                raise UnsupportedProtocolVersion(requested, list(self.supported_versions))  # VER-12
+            meta = self.read_meta(params)
+            if message.method == "subscriptions/listen":
+                raise MethodNotFound("subscriptions/listen is served by the transport")
+            return encode_result(rid, await self.handle(message, meta, emit))
+        except MCPError as exc:
+            return encode_error(rid, exc)
+        except Exception:
+            log.exception("internal error answering %s", message.method)
+            return encode_error(rid, InternalError())
+
+    async def handle(self, request: Request, meta: RequestMeta, emit: Emit | None = None) -> Any:
+        """Answer one modern request whose `_meta` is already checked: the `result` value."""
+        handler = self._methods.get(request.method)
+        if handler is None:
+            raise MethodNotFound(f"Method not found: {request.method}")
+        return await handler(self, request, meta, emit)
+
+    def open_subscription(self, request: Request, meta: RequestMeta) -> Subscription:
+        """Start a `subscriptions/listen` stream; the transport sends `acknowledgement()` first."""
+        caps = self.capabilities()
+        supported: set[str] = set()
+        if "tools" in caps:
+            supported.add("toolsListChanged")
+        if "prompts" in caps:
+            supported.add("promptsListChanged")
+        if "resources" in caps:
+            supported |= {"resourcesListChanged", "resourceSubscriptions"}
+        if not supported:
+            raise MethodNotFound("Method not found: subscriptions/listen (nothing to listen for)")
+        params = request.params or {}
+        return self.subscriptions.open(request.id, params.get("notifications"), supported)
+
+    # -- serving ---------------------------------------------------------------------------
+    def http_app(self, **options: Any) -> StreamableHTTPApp:
+        """The raw ASGI app (mount it in Starlette/FastAPI, or serve it with any ASGI server)."""
+        from ..transports.http import StreamableHTTPApp
+
+        return StreamableHTTPApp(self, **options)
+
+    def run(self, transport: str = "stdio", *, host: str = "127.0.0.1", port: int = 8000,
+            **options: Any) -> None:
+        """Serve until stopped: `stdio` (default) or `http` (uvicorn, bound to loopback)."""
+        if transport == "stdio":
+            from ..transports.stdio import run_stdio
+
+            run_stdio(self)
+        elif transport in ("http", "streamable-http"):
+            from ..transports.http import serve_http
+
+            serve_http(self, host=host, port=port, **options)
+        else:
+            raise ValueError(f"unknown transport {transport!r}: use 'stdio' or 'http'")
+
+    def __repr__(self) -> str:
+        return f"Server({self.info.name!r}, version={self.info.version!r})"
+
+
+__all__ = ["Server", "__version__"]

@@ -1,0 +1,130 @@
+"""`subscriptions/listen` streams (SUB-*): who listens for what, bounded per-stream queues."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from typing import Any
+
+from ..protocol.errors import InvalidParams
+from ..protocol.versions import META_SUBSCRIPTION_ID
+
+#: Filter keys (SubscriptionFilter) and the notification each one lets through.
+LIST_FILTERS = {
+    "toolsListChanged": "notifications/tools/list_changed",
+    "promptsListChanged": "notifications/prompts/list_changed",
+    "resourcesListChanged": "notifications/resources/list_changed",
+}
+RESOURCE_UPDATED = "notifications/resources/updated"
+_CLOSED: Any = object()
+
+
+class Subscription:
+    """One open listen stream. Iterate `next()` for ready-to-send notification messages."""
+
+    __slots__ = ("_queue", "closed", "filter", "id", "methods", "overflowed", "uris")
+
+    def __init__(self, sub_id: str | int, honoured: dict[str, Any], max_queue: int) -> None:
+        self.id = sub_id
+        self.filter = honoured
+        self.methods = frozenset(LIST_FILTERS[k] for k in honoured if k in LIST_FILTERS)
+        self.uris = frozenset(honoured.get("resourceSubscriptions", ()))
+        self._queue: asyncio.Queue[Any] = asyncio.Queue(max_queue)
+        self.closed = False
+        self.overflowed = False
+
+    def wants(self, method: str, uri: str | None) -> bool:
+        if method == RESOURCE_UPDATED:
+            return uri is not None and any(uri == u or uri.startswith(u.rstrip("/") + "/") for u in self.uris)
+        return method in self.methods
+
+    def message(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        p = dict(params) if params else {}
+        meta = dict(p.get("_meta") or {})
+        meta[META_SUBSCRIPTION_ID] = self.id  # SUB-07 / BASE-52
+        p["_meta"] = meta
+        return {"jsonrpc": "2.0", "method": method, "params": p}
+
+    def acknowledgement(self) -> dict[str, Any]:
+        # SUB-03: the first message on the stream.
+        return self.message("notifications/subscriptions/acknowledged", {"notifications": self.filter})
+
+    def final_result(self) -> dict[str, Any]:
+        # SUB-11/12: graceful closure by the server.
+        return {"resultType": "complete", "_meta": {META_SUBSCRIPTION_ID: self.id}}
+
+    def _offer(self, item: Any) -> None:
+        if self.closed:
+            return
+        try:
+            self._queue.put_nowait(item)
+        except asyncio.QueueFull:
+            # A client that does not read its stream loses it rather than growing memory.
+            self.overflowed = True
+            self.closed = True
+            self._queue.get_nowait()
+            self._queue.put_nowait(_CLOSED)
+
+    async def next(self, timeout: float | None) -> dict[str, Any] | None:
+        """The next notification; None on timeout (send a keep-alive); raises EOFError on close."""
+        try:
+            item = await asyncio.wait_for(self._queue.get(), timeout)
+        except TimeoutError:
+            return None
+        if item is _CLOSED:
+            raise EOFError
+        return item  # type: ignore[no-any-return]
+
+
+class SubscriptionHub:
+    """All listen streams of one server process. Thread-safe `publish`."""
+
+    def __init__(self, max_queue: int = 256) -> None:
+        self._subs: set[Subscription] = set()
+        self._max_queue = max_queue
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def __len__(self) -> int:
+        return len(self._subs)
+
+    def open(self, sub_id: str | int, requested: Any, supported: set[str]) -> Subscription:
+        if not isinstance(requested, dict):
+            raise InvalidParams('Invalid params: "notifications" must be an object (SubscriptionFilter)')
+        honoured: dict[str, Any] = {}
+        for key, value in requested.items():
+            if key in LIST_FILTERS and value is True and key in supported:
+                honoured[key] = True
+            elif key == "resourceSubscriptions" and key in supported:
+                if not isinstance(value, list) or not all(isinstance(u, str) for u in value):
+                    raise InvalidParams('Invalid params: "resourceSubscriptions" must be a list of URIs')
+                if value:
+                    honoured[key] = list(value)
+        self._loop = asyncio.get_running_loop()
+        sub = Subscription(sub_id, honoured, self._max_queue)
+        self._subs.add(sub)
+        return sub
+
+    def close(self, sub: Subscription) -> None:
+        sub.closed = True
+        self._subs.discard(sub)
+
+    def publish(self, method: str, params: dict[str, Any] | None = None, uri: str | None = None) -> None:
+        loop = self._loop
+        if loop is None or not self._subs:
+            return
+        if loop.is_running() and threading.get_ident() != getattr(loop, "_thread_id", None):
+            loop.call_soon_threadsafe(self._deliver, method, params, uri)
+        else:
+            self._deliver(method, params, uri)
+
+    def _deliver(self, method: str, params: dict[str, Any] | None, uri: str | None) -> None:
+        for sub in list(self._subs):
+            if sub.wants(method, uri):
+                sub._offer(sub.message(method, params))
+
+    def close_all(self) -> None:
+        """Server shutdown: every stream ends with its final result."""
+        for sub in list(self._subs):
+            sub._offer(_CLOSED)
+            sub.closed = True
+        self._subs.clear()

@@ -1,0 +1,127 @@
+"""Tool definitions: schema and validation from type hints, calls, results (TOOL-*)."""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import re
+from collections.abc import Callable
+from typing import Any, get_type_hints
+
+from pydantic import ValidationError
+
+from ..protocol.content import Icon, ToolAnnotations
+from ..protocol.errors import MCPError
+from ..protocol.headers import HeaderParam, find_header_params
+from ..protocol.jsonschema import compile_schema, first_errors
+from .context import Context
+from .handlers import invoke, is_async_callable
+from .results import OutputSpec, error_result, tool_result
+from .signature import Signature, format_validation_error
+
+log = logging.getLogger("mcpkit.server")
+
+# TOOL-13: 1-128 characters of A-Z a-z 0-9 _ - .
+TOOL_NAME_RE = re.compile(r"^[A-Za-z0-9_.\-]{1,128}$")
+
+
+class ToolError(Exception):
+    """Raise from a tool to return `isError: true` with exactly this message."""
+
+
+class Tool:
+    """One registered tool. `definition` is the wire object, built once."""
+
+    __slots__ = (
+        "_validator",
+        "context_param",
+        "definition",
+        "fn",
+        "header_params",
+        "is_async",
+        "name",
+        "output",
+        "signature",
+    )
+
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        input_schema: dict[str, Any] | None = None,
+        structured_output: bool | None = None,
+        annotations: ToolAnnotations | None = None,
+        icons: list[Icon] | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> None:
+        self.name = name or fn.__name__
+        if not TOOL_NAME_RE.match(self.name):
+            raise ValueError(
+                f"invalid tool name {self.name!r}: use 1-128 characters of A-Z a-z 0-9 _ - . (TOOL-13)"
+            )
+        self.fn = fn
+        self.is_async = is_async_callable(fn)
+        self.signature = Signature(fn, model_name=f"{self.name}_arguments")
+        self.context_param = self.signature.context_param
+        self._validator: Any = None
+        if input_schema is not None:
+            if input_schema.get("type") != "object":
+                raise ValueError(f"tool {self.name!r}: inputSchema must have type 'object' (TOOL-10)")
+            self._validator = compile_schema(input_schema)
+            schema = input_schema
+        else:
+            schema = self.signature.schema
+        # Rejects invalid x-mcp-header annotations at registration (TR-XMH-03..06).
+        self.header_params: list[HeaderParam] = find_header_params(schema)
+        try:
+            ret = get_type_hints(fn).get("return")
+        except Exception:
+            ret = None
+        self.output = OutputSpec(ret, structured_output)
+        d: dict[str, Any] = {"name": self.name}
+        if title:
+            d["title"] = title
+        desc = description if description is not None else _doc(fn)
+        if desc:
+            d["description"] = desc
+        d["inputSchema"] = schema
+        if self.output.schema is not None:
+            d["outputSchema"] = self.output.schema
+        if annotations is not None:
+            d["annotations"] = annotations.to_wire()
+        if icons:
+            d["icons"] = [i.to_wire() for i in icons]
+        if meta:
+            d["_meta"] = meta
+        self.definition = d
+
+    async def call(self, arguments: dict[str, Any], ctx: Context | None) -> dict[str, Any]:
+        try:
+            if self._validator is not None:
+                errors = first_errors(self._validator, arguments)
+                if errors:
+                    return error_result(f"Invalid arguments for tool '{self.name}': {'; '.join(errors)}")
+                kwargs = dict(arguments)
+            else:
+                kwargs = self.signature.validate(arguments)
+        except ValidationError as exc:
+            return error_result(
+                f"Invalid arguments for tool '{self.name}': {format_validation_error(exc)}"
+            )
+        try:
+            value = await invoke(self.fn, self.is_async, kwargs, self.context_param, ctx)
+        except MCPError:
+            raise
+        except ToolError as exc:
+            return error_result(str(exc))
+        except Exception as exc:
+            log.exception("tool %r failed", self.name)
+            return error_result(f"Tool '{self.name}' failed: {type(exc).__name__}: {exc}")
+        return tool_result(value, self.output)
+
+
+def _doc(fn: Callable[..., Any]) -> str | None:
+    return inspect.cleandoc(fn.__doc__) if fn.__doc__ else None

@@ -1,0 +1,1 @@
+"""Transports move bytes between peers and the protocol core: stdio, Streamable HTTP, memory."""

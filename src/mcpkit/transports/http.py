@@ -1,0 +1,352 @@
+"""Streamable HTTP (2026-07-28) as a raw ASGI app: no framework routing on the hot path.
+
+    app = server.http_app()            # mount at any path in Starlette/FastAPI, or:
+    serve_http(server, port=8000)      # uvicorn (uvloop + httptools), 127.0.0.1 by default
+
+One POST carries one JSON-RPC message. The answer is JSON, or an SSE stream once the handler
+emits a notification (progress, log) before its result. Closing the stream cancels the handler
+(TR-HTTP-23). `subscriptions/listen` is a long-lived SSE stream with keep-alive comments.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import TYPE_CHECKING, Any
+
+from ..protocol import jsonrpc
+from ..protocol.errors import (
+    HeaderMismatch,
+    InternalError,
+    InvalidRequest,
+    MCPError,
+    UnsupportedProtocolVersion,
+)
+from ..protocol.jsonrpc import Notification, Request, encode_error, encode_result
+from ..protocol.versions import LEGACY_VERSIONS, META_PROTOCOL_VERSION
+from .http_validation import HostPolicy, check_method_headers, check_param_headers
+
+if TYPE_CHECKING:
+    from ..server.server import Server
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+
+log = logging.getLogger("mcpkit.http")
+
+_JSON_HEADERS = [(b"content-type", b"application/json")]
+_SSE_HEADERS = [
+    (b"content-type", b"text/event-stream"),
+    (b"cache-control", b"no-cache"),
+    (b"x-accel-buffering", b"no"),  # TR-HTTP-19
+]
+DEFAULT_MAX_BODY = 4 * 1024 * 1024
+
+
+class _Responder:
+    """Answers one request: plain JSON, switching to SSE on the first notification."""
+
+    __slots__ = ("send", "streaming")
+
+    def __init__(self, send: Send) -> None:
+        self.send = send
+        self.streaming = False
+
+    async def emit(self, method: str, params: dict[str, Any]) -> None:
+        if not self.streaming:
+            self.streaming = True
+            await self.send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS})
+        data = jsonrpc.encode_notification(method, params)
+        await self.send({"type": "http.response.body", "body": b"data: " + data + b"\n\n", "more_body": True})
+
+    async def finish(self, body: bytes, status: int = 200) -> None:
+        if self.streaming:
+            await self.send({"type": "http.response.body", "body": b"data: " + body + b"\n\n"})
+            return
+        await _send_json(self.send, status, body)
+
+
+async def _send_json(send: Send, status: int, body: bytes, extra: list[tuple[bytes, bytes]] | None = None) -> None:
+    headers = [*_JSON_HEADERS, (b"content-length", str(len(body)).encode())]
+    if extra:
+        headers.extend(extra)
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+async def _send_error(send: Send, exc: MCPError, request_id: Any = None, status: int | None = None) -> None:
+    await _send_json(send, status or exc.http_status, encode_error(request_id, exc))
+
+
+class StreamableHTTPApp:
+    """The MCP endpoint as an ASGI 3 application."""
+
+    def __init__(
+        self,
+        server: Server,
+        *,
+        path: str = "/mcp",
+        allowed_hosts: list[str] | None = None,
+        allowed_origins: list[str] | None = None,
+        max_body_size: int = DEFAULT_MAX_BODY,
+        keepalive_interval: float = 15.0,
+    ) -> None:
+        self.server = server
+        self.path = path.rstrip("/") or "/"
+        self.policy = HostPolicy(allowed_hosts, allowed_origins)
+        self.max_body_size = max_body_size
+        self.keepalive_interval = keepalive_interval
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        kind = scope["type"]
+        if kind == "http":
+            await self._http(scope, receive, send)
+        elif kind == "lifespan":
+            await self._lifespan(receive, send)
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        while True:
+            msg = await receive()
+            if msg["type"] == "lifespan.startup":
+                await send({"type": "lifespan.startup.complete"})
+            elif msg["type"] == "lifespan.shutdown":
+                self.server.subscriptions.close_all()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path = scope["path"]
+        if path != self.path and path.rstrip("/") != self.path:
+            await _send_json(send, 404, b'{"error":"not found"}')
+            return
+        host = origin = ctype = version = mcp_method = mcp_name = None
+        length = -1
+        params_hdrs: dict[str, str] | None = None
+        for key, value in scope["headers"]:
+            if key == b"mcp-method":
+                mcp_method = value.decode("latin-1")
+            elif key == b"mcp-protocol-version":
+                version = value.decode("latin-1").strip()
+            elif key == b"mcp-name":
+                mcp_name = value.decode("latin-1")
+            elif key == b"host":
+                host = value.decode("latin-1")
+            elif key == b"content-type":
+                ctype = value
+            elif key == b"content-length":
+                length = int(value) if value.isdigit() else -2
+            elif key == b"origin":
+                origin = value.decode("latin-1")
+            elif key.startswith(b"mcp-param-"):
+                if params_hdrs is None:
+                    params_hdrs = {}
+                params_hdrs[key[10:].decode("latin-1")] = value.decode("latin-1")
+        # DNS-rebinding defence first, before anything is parsed (TR-HTTP-02/03).
+        if not self.policy.host_ok(host) or (origin is not None and not self.policy.origin_ok(origin)):
+            await _send_json(send, 403, encode_error(None, InvalidRequest("Forbidden: Host or Origin not allowed")))
+            return
+        if scope["method"] != "POST":
+            # TR-HBC-04: modern-only endpoint.
+            await _send_json(send, 405, encode_error(None, InvalidRequest("Method not allowed: use POST")),
+                             [(b"allow", b"POST")])
+            return
+        if ctype is None or not ctype.split(b";", 1)[0].strip().lower() == b"application/json":
+            await _send_error(send, InvalidRequest("Unsupported Media Type: Content-Type must be application/json"), status=415)
+            return
+        if length > self.max_body_size:
+            await _send_error(send, InvalidRequest(f"Request body too large (limit {self.max_body_size} bytes)"), status=413)
+            return
+        body = await self._read_body(receive)
+        if body is None:
+            await _send_error(send, InvalidRequest(f"Request body too large (limit {self.max_body_size} bytes)"), status=413)
+            return
+        try:
+            msg = jsonrpc.decode(body)
+        except MCPError as exc:
+            await _send_error(send, exc, jsonrpc.request_id_of(exc))
+            return
+        if type(msg) is not Request:
+            if type(msg) is Notification and msg.method.startswith("notifications/"):
+                await send({"type": "http.response.start", "status": 202, "headers": [(b"content-length", b"0")]})
+                await send({"type": "http.response.body", "body": b""})
+            elif type(msg) is Notification:
+                await _send_error(send, InvalidRequest(f"Invalid request: {msg.method} is a request and needs an id"))
+            else:
+                await _send_error(send, InvalidRequest("Invalid request: servers do not accept responses here"))
+            return
+        rid = msg.id
+        params = msg.params
+        try:
+            meta_obj = params.get("_meta") if params is not None else None
+            if version is None or version in LEGACY_VERSIONS:
+                if not (isinstance(meta_obj, dict) and META_PROTOCOL_VERSION in meta_obj):
+                    self._legacy(msg, version)
+                if version is None:
+                    raise HeaderMismatch("Header mismatch: the MCP-Protocol-Version header is required")
+            meta = self.server.read_meta_only(params)
+            if meta.protocol_version != version:
+                raise HeaderMismatch(
+                    f"Header mismatch: MCP-Protocol-Version {version!r} differs from _meta "
+                    f"protocolVersion {meta.protocol_version!r}"
+                )
+            self.server.check_version(meta.protocol_version)
+            check_method_headers(msg.method, params, mcp_method, mcp_name)
+            if msg.method == "tools/call" and params is not None:
+                tool = self.server.tools.get(params.get("name"))  # type: ignore[arg-type]
+                if tool is not None and tool.header_params:
+                    check_param_headers(tool.header_params, params.get("arguments"), params_hdrs)
+        except MCPError as exc:
+            await _send_error(send, exc, rid)
+            return
+        if msg.method == "subscriptions/listen":
+            await self._listen(msg, meta, receive, send)
+            return
+        await self._answer(msg, meta, receive, send)
+
+    def _legacy(self, msg: Request, version: str | None) -> None:
+        """A 2025-era request on a modern-only endpoint: name what we serve (VER-12)."""
+        requested = version
+        if msg.method == "initialize" and msg.params is not None:
+            requested = msg.params.get("protocolVersion", version)
+        if msg.method == "initialize" or version is not None:
+            raise UnsupportedProtocolVersion(requested, list(self.server.supported_versions))
+
+    async def _read_body(self, receive: Receive) -> bytes | None:
+        msg = await receive()
+        body: bytes = msg.get("body", b"")
+        if not msg.get("more_body"):
+            return body if len(body) <= self.max_body_size else None
+        chunks = [body]
+        size = len(body)
+        while msg.get("more_body"):
+            msg = await receive()
+            if msg["type"] == "http.disconnect":
+                return b""
+            chunk = msg.get("body", b"")
+            size += len(chunk)
+            if size > self.max_body_size:
+                return None
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+    async def _answer(self, msg: Request, meta: Any, receive: Receive, send: Send) -> None:
+        responder = _Responder(send)
+        task = asyncio.current_task()
+        assert task is not None
+        watcher = asyncio.get_running_loop().create_task(_cancel_on_disconnect(receive, task))
+        try:
+            result = await self.server.handle(msg, meta, responder.emit)
+            body = encode_result(msg.id, result)
+            status = 200
+        except MCPError as exc:
+            body, status = encode_error(msg.id, exc), exc.http_status
+        except asyncio.CancelledError:
+            if watcher.done() and not watcher.cancelled():
+                task.uncancel()
+                return  # TR-HTTP-24: the client went away; send nothing more.
+            raise
+        except Exception:
+            log.exception("internal error answering %s", msg.method)
+            body, status = encode_error(msg.id, InternalError()), 200
+        finally:
+            if not watcher.done():
+                watcher.cancel()
+        await responder.finish(body, 200 if responder.streaming else status)
+
+    async def _listen(self, msg: Request, meta: Any, receive: Receive, send: Send) -> None:
+        try:
+            sub = self.server.open_subscription(msg, meta)
+        except MCPError as exc:
+            await _send_error(send, exc, msg.id)
+            return
+        task = asyncio.current_task()
+        assert task is not None
+        watcher = asyncio.get_running_loop().create_task(_cancel_on_disconnect(receive, task))
+        try:
+            await send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS})
+            await _sse(send, jsonrpc.dumps(sub.acknowledgement()))
+            while True:
+                try:
+                    note = await sub.next(self.keepalive_interval)
+                except EOFError:
+                    if not sub.overflowed:
+                        await _sse(send, encode_result(msg.id, sub.final_result()), final=True)
+                    else:
+                        await send({"type": "http.response.body", "body": b""})
+                    return
+                if note is None:
+                    await send({"type": "http.response.body", "body": b": keep-alive\n\n", "more_body": True})
+                else:
+                    await _sse(send, jsonrpc.dumps(note))
+        except asyncio.CancelledError:
+            if watcher.done() and not watcher.cancelled():
+                task.uncancel()
+                return
+            raise
+        finally:
+            self.server.subscriptions.close(sub)
+            if not watcher.done():
+                watcher.cancel()
+
+
+async def _sse(send: Send, data: bytes, final: bool = False) -> None:
+    await send({"type": "http.response.body", "body": b"data: " + data + b"\n\n", "more_body": not final})
+
+
+async def _cancel_on_disconnect(receive: Receive, task: asyncio.Task[Any]) -> None:
+    while True:
+        msg = await receive()
+        if msg["type"] == "http.disconnect":
+            task.cancel()
+            return
+
+
+def serve_http(server: Server, *, host: str = "127.0.0.1", port: int = 8000, path: str = "/mcp",
+               log_level: str = "warning", **options: Any) -> None:
+    """Serve with uvicorn (uvloop + httptools when installed). Loopback by default (TR-HTTP-04)."""
+    import uvicorn
+
+    app = StreamableHTTPApp(server, path=path, **options)
+    if host not in ("127.0.0.1", "localhost", "::1") and "allowed_hosts" not in options:
+        log.warning("serving on %s but only loopback Host headers are allowed; pass allowed_hosts", host)
+    config = uvicorn.Config(app, host=host, port=port, log_level=log_level, access_log=False,
+                            lifespan="on", loop=_loop_impl(), http=_http_impl(),
+                            timeout_graceful_shutdown=5)
+    _UvicornServer(config, server).run()
+
+
+def _loop_impl() -> str:
+    try:
+        import uvloop  # noqa: F401
+    except ImportError:
+        return "asyncio"
+    return "uvloop"
+
+
+def _http_impl() -> str:
+    try:
+        import httptools  # noqa: F401
+    except ImportError:
+        return "h11"
+    return "httptools"
+
+
+def _uvicorn_server_cls() -> type:
+    import uvicorn
+
+    return uvicorn.Server
+
+
+class _UvicornServer(_uvicorn_server_cls()):  # type: ignore[misc]
+    """Ends listen streams gracefully (SUB-11) before uvicorn waits for open connections."""
+
+    def __init__(self, config: Any, mcp_server: Server) -> None:
+        super().__init__(config)
+        self._mcp_server = mcp_server
+
+    async def shutdown(self, sockets: Any = None) -> None:
+        self._mcp_server.subscriptions.close_all()
+        await super().shutdown(sockets)

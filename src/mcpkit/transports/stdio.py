@@ -1,0 +1,133 @@
+"""stdio: newline-delimited JSON-RPC on stdin/stdout (TR-STDIO-*).
+
+Requests run concurrently, one task each; `notifications/cancelled` cancels one (and ends a
+listen stream). Nothing but MCP messages reaches stdout: the real stdout is kept for the protocol
+and `sys.stdout` (print, stray logging) is pointed at stderr (TR-STDIO-04).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import sys
+from typing import TYPE_CHECKING, Any
+
+from ..protocol import jsonrpc
+from ..protocol.errors import InvalidRequest, MCPError
+from ..protocol.jsonrpc import Notification, Request, encode_error, encode_result
+
+if TYPE_CHECKING:
+    from ..server.server import Server
+
+MAX_LINE = 16 * 1024 * 1024
+
+
+class StdioConnection:
+    """One peer on a pair of byte streams. Used by `run_stdio` and by tests with pipes."""
+
+    def __init__(self, server: Server, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+                 *, keepalive_interval: float | None = None) -> None:
+        self.server = server
+        self.reader = reader
+        self.writer = writer
+        self.tasks: dict[Any, asyncio.Task[None]] = {}
+        self.keepalive_interval = keepalive_interval
+
+    def write(self, data: bytes) -> None:
+        self.writer.write(data + b"\n")
+
+    async def serve(self) -> None:
+        """Read until EOF, then let in-flight requests finish (TR-STDIO-12)."""
+        while True:
+            try:
+                line = await self.reader.readline()
+            except ValueError:  # a line over the limit: drop it, answer without an id
+                self.write(encode_error(None, InvalidRequest(f"Message larger than {MAX_LINE} bytes")))
+                continue
+            if not line:
+                break
+            line = line.strip()
+            if line:
+                self.receive(line)
+            if self.writer.transport.get_write_buffer_size() > 1 << 20:
+                await self.writer.drain()
+        self.server.subscriptions.close_all()
+        if self.tasks:
+            await asyncio.wait(list(self.tasks.values()), timeout=5)
+            for task in list(self.tasks.values()):
+                task.cancel()
+        with contextlib.suppress(Exception):
+            await self.writer.drain()
+
+    def receive(self, line: bytes) -> None:
+        try:
+            msg = jsonrpc.decode(line)
+        except MCPError as exc:
+            self.write(encode_error(jsonrpc.request_id_of(exc), exc))
+            return
+        if type(msg) is Request:
+            if msg.id in self.tasks:
+                self.write(encode_error(msg.id, InvalidRequest("Invalid request: id already in use (BASE-05)")))
+                return
+            coro = self._listen(msg) if msg.method == "subscriptions/listen" else self._request(msg)
+            task = asyncio.get_running_loop().create_task(coro)
+            self.tasks[msg.id] = task
+            task.add_done_callback(lambda _t, rid=msg.id: self.tasks.pop(rid, None))
+        elif type(msg) is Notification:
+            if msg.method == "notifications/cancelled" and msg.params:
+                task = self.tasks.get(msg.params.get("requestId"))
+                if task is not None:
+                    task.cancel()  # TR-STDIO-10: nothing more is sent for it
+        # Responses from the client have no meaning on the modern wire (PAT-01): ignored.
+
+    async def _request(self, msg: Request) -> None:
+        async def emit(method: str, params: dict[str, Any]) -> None:
+            self.write(jsonrpc.encode_notification(method, params))
+
+        with contextlib.suppress(asyncio.CancelledError):
+            self.write(await self.server.answer(msg, emit))
+
+    async def _listen(self, msg: Request) -> None:
+        try:
+            meta = self.server.read_meta(msg.params)
+            sub = self.server.open_subscription(msg, meta)
+        except MCPError as exc:
+            self.write(encode_error(msg.id, exc))
+            return
+        try:
+            self.write(jsonrpc.dumps(sub.acknowledgement()))
+            while True:
+                try:
+                    note = await sub.next(self.keepalive_interval)
+                except EOFError:
+                    if not sub.overflowed:
+                        self.write(encode_result(msg.id, sub.final_result()))
+                    return
+                if note is not None:
+                    self.write(jsonrpc.dumps(note))
+        except asyncio.CancelledError:
+            return
+        finally:
+            self.server.subscriptions.close(sub)
+
+
+async def serve_stdio(server: Server) -> None:
+    loop = asyncio.get_running_loop()
+    proto_out = os.fdopen(os.dup(sys.stdout.fileno()), "wb", buffering=0)
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+    sys.stdout = sys.stderr
+    reader = asyncio.StreamReader(limit=MAX_LINE)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin.buffer)
+    w_transport, w_protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, proto_out)
+    writer = asyncio.StreamWriter(w_transport, w_protocol, None, loop)
+    await StdioConnection(server, reader, writer).serve()
+
+
+def run_stdio(server: Server) -> None:
+    try:
+        import uvloop
+    except ImportError:
+        asyncio.run(serve_stdio(server))
+    else:
+        uvloop.run(serve_stdio(server))

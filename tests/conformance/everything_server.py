@@ -1,0 +1,253 @@
+"""The conformance "everything" server (../shared/conformance/FIXTURE.md §2-4), built only from
+public mcpkit APIs. Serves Streamable HTTP at http://127.0.0.1:$PORT/mcp.
+
+    python tests/conformance/everything_server.py --port 8000
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+from typing import Annotated, Any
+
+from pydantic import Field
+
+from mcpkit import (
+    AudioContent,
+    BlobResourceContents,
+    Context,
+    EmbeddedResource,
+    ImageContent,
+    PromptMessage,
+    Server,
+    TextContent,
+    TextResourceContents,
+    ToolError,
+)
+
+PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
+WAV = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA="
+
+server = Server("mcpkit-everything-server", version="1.0.0")
+
+
+# -- tools (test_simple_text first: FIXTURE §3) ------------------------------------------------
+@server.tool()
+async def test_simple_text() -> str:
+    """Returns a simple text response."""
+    return "This is a simple text response for testing."
+
+
+@server.tool()
+async def test_image_content() -> ImageContent:
+    """Returns a 1x1 PNG image."""
+    return ImageContent(PNG, "image/png")
+
+
+@server.tool()
+async def test_audio_content() -> AudioContent:
+    """Returns a short WAV clip."""
+    return AudioContent(WAV, "audio/wav")
+
+
+@server.tool()
+async def test_embedded_resource() -> EmbeddedResource:
+    """Returns an embedded text resource."""
+    return EmbeddedResource(
+        TextResourceContents("test://embedded-resource", "This is an embedded resource content.", "text/plain")
+    )
+
+
+@server.tool()
+async def test_multiple_content_types() -> list[Any]:
+    """Returns text, an image and an embedded resource."""
+    return [
+        TextContent("Multiple content types test:"),
+        ImageContent(PNG, "image/png"),
+        EmbeddedResource(
+            TextResourceContents(
+                "test://mixed-content-resource", json.dumps({"test": "data", "value": 123}), "application/json"
+            )
+        ),
+    ]
+
+
+@server.tool()
+async def test_error_handling() -> str:
+    """Always fails with a tool error (isError: true)."""
+    raise ToolError("This tool intentionally returns an error for testing")
+
+
+@server.tool()
+async def test_tool_with_progress(ctx: Context) -> str:
+    """Reports progress 0, 50, 100 before answering."""
+    for step in (0, 50, 100):
+        await ctx.report_progress(step, 100, f"step {step}")
+        if step < 100:
+            await asyncio.sleep(0.05)
+    return "Progress test completed"
+
+
+@server.tool()
+async def test_tool_with_logging(ctx: Context) -> str:
+    """Sends three log messages before answering."""
+    for i, text in enumerate(("Tool execution started", "Tool processing data", "Tool execution completed")):
+        await ctx.info(text)
+        if i < 2:
+            await asyncio.sleep(0.05)
+    return "Logging test completed"
+
+
+@server.tool(
+    input_schema={
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "$defs": {
+            "address": {
+                "$anchor": "addressDef",
+                "type": "object",
+                "properties": {"street": {"type": "string"}, "city": {"type": "string"}},
+            }
+        },
+        "properties": {
+            "name": {"type": "string"},
+            "address": {"$ref": "#/$defs/address"},
+            "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+            "phone": {"type": "string"},
+            "email": {"type": "string"},
+        },
+        "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+        "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+        "then": {"required": ["phone"]},
+        "else": {"required": ["email"]},
+        "additionalProperties": False,
+    }
+)
+async def json_schema_2020_12_tool(**arguments: Any) -> str:
+    """Accepts arguments described by a JSON Schema 2020-12 document."""
+    return f"Received: {json.dumps(arguments, sort_keys=True)}"
+
+
+@server.tool()
+async def test_x_mcp_header(
+    region: Annotated[str | None, Field(description="Region", json_schema_extra={"x-mcp-header": "Region"})] = None,
+) -> str:
+    """Echoes a parameter that is mirrored into the Mcp-Param-Region header."""
+    return f"region={region}"
+
+
+@server.tool()
+async def test_missing_capability(ctx: Context) -> str:
+    """Needs the sampling capability (-32021 without it)."""
+    ctx.require_capability("sampling")
+    return "The request declared sampling."
+
+
+@server.tool()
+async def test_trigger_tool_change() -> str:
+    """Announces notifications/tools/list_changed to listen streams."""
+    server.notify_tools_changed()
+    return "Tool list change announced"
+
+
+@server.tool()
+async def test_trigger_prompt_change() -> str:
+    """Announces notifications/prompts/list_changed to listen streams."""
+    server.notify_prompts_changed()
+    return "Prompt list change announced"
+
+
+@server.tool()
+async def test_streaming_elicitation() -> str:
+    """Answers normally; never puts a request on the response stream."""
+    return "No server-to-client requests on the 2026-07-28 wire."
+
+
+@server.tool()
+async def test_logging_tool(ctx: Context) -> str:
+    """Logs only when the request asked for a log level."""
+    await ctx.info("test_logging_tool ran")
+    return "Logging tool completed"
+
+
+# -- resources ---------------------------------------------------------------------------------
+@server.resource("test://static-text", name="static-text", description="A static text resource", mime_type="text/plain")
+async def static_text() -> str:
+    return "This is the content of the static text resource."
+
+
+@server.resource("test://static-binary", name="static-binary", description="A static PNG", mime_type="image/png")
+async def static_binary() -> BlobResourceContents:
+    return BlobResourceContents("test://static-binary", PNG, "image/png")
+
+
+@server.resource("test://watched-resource", name="watched-resource", description="A resource to subscribe to",
+                 mime_type="text/plain")
+async def watched_resource() -> str:
+    return "Watched resource content"
+
+
+@server.resource("test://template/{id}/data", name="template-data", description="Data by id",
+                 mime_type="application/json")
+async def template_data(id: str) -> str:
+    return json.dumps({"id": id, "templateTest": True, "data": f"Data for ID: {id}"})
+
+
+# -- prompts -----------------------------------------------------------------------------------
+@server.prompt()
+async def test_simple_prompt() -> str:
+    """A simple prompt without arguments."""
+    return "This is a simple prompt for testing."
+
+
+@server.prompt()
+async def test_prompt_with_arguments(
+    arg1: Annotated[str, Field(description="First test argument")],
+    arg2: Annotated[str, Field(description="Second test argument")],
+) -> str:
+    """A prompt with two required arguments."""
+    return f"Prompt with arguments: arg1='{arg1}', arg2='{arg2}'"
+
+
+@server.prompt()
+async def test_prompt_with_embedded_resource(
+    resourceUri: Annotated[str, Field(description="URI of the resource to embed")],  # noqa: N803
+) -> list[PromptMessage]:
+    """A prompt that embeds a resource."""
+    return [
+        PromptMessage("user", EmbeddedResource(TextResourceContents(resourceUri, "Embedded resource content for testing.", "text/plain"))),
+        PromptMessage("user", TextContent("Please process the embedded resource above.")),
+    ]
+
+
+@server.prompt()
+async def test_prompt_with_image() -> list[PromptMessage]:
+    """A prompt with an image."""
+    return [
+        PromptMessage("user", ImageContent(PNG, "image/png")),
+        PromptMessage("user", TextContent("Please analyze the image above.")),
+    ]
+
+
+@server.completion()
+async def complete(ref: dict[str, Any], argument: dict[str, Any], context: dict[str, str]) -> list[str]:
+    candidates = {"arg1": ["test1", "test2", "testing"], "arg2": ["value1", "value2"]}
+    prefix = argument["value"]
+    return [c for c in candidates.get(argument["name"], []) if c.startswith(prefix)]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--port", type=int, default=int(os.environ.get("PORT", "8000")))
+    parser.add_argument("--stdio", action="store_true")
+    args = parser.parse_args()
+    if args.stdio:
+        server.run("stdio")
+    else:
+        server.run("http", port=args.port)
+
+
+if __name__ == "__main__":
+    main()
