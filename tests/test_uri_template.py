@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+import re
 import time
 
 import pytest
@@ -191,3 +193,84 @@ def test_expand_missing_or_unknown_variables() -> None:
     with pytest.raises(ValueError, match="no variables"):
         t.expand(schema="a", table="b", extra="c")
     assert UriTemplate("static://x").expand() == "static://x"
+
+
+# --- Ambiguity and performance -----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("template", "message"),
+    [
+        ("x://{a}{b}", "adjacent"),
+        ("x://{a}{+b}", "adjacent"),
+        ("x://{+a}/{+b}", "at most one"),
+        ("x://a\nb/{id}", "control character"),
+    ],
+)
+def test_ambiguous_templates_rejected(template: str, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        UriTemplate(template)
+
+
+def test_split_of_ambiguous_matches() -> None:
+    # Before the {+var} (or with none), a {var} followed by more variables ends at the
+    # first occurrence of the literal after it; after the {+var} the split mirrors that
+    # from the right; the {+var} takes the longest value the other parts allow.
+    assert UriTemplate("x://{name}.{ext}").match("x://a.b.c") == {"name": "a", "ext": "b.c"}
+    t = UriTemplate("x://{a}.{b}/{+path}/{c}.{d}")
+    assert t.match("x://1.2.3/p/q/4.5.6") == {
+        "a": "1",
+        "b": "2.3",
+        "path": "p/q",
+        "c": "4.5",
+        "d": "6",
+    }
+    assert UriTemplate("file:///{+dir}/{name}").match("file:///a/b/c") == {
+        "dir": "a/b",
+        "name": "c",
+    }
+
+
+@pytest.mark.parametrize(
+    "template",
+    ["x://{a}.{b}.{c}/end", "x://{+a}.{b}.{c}/end", "x://{a}x{+b}x{c}xend", "x://{a}aa{b}ab{c}"],
+)
+def test_match_is_linear_on_hostile_input(template: str) -> None:
+    # RES-16: a crafted URI must not make matching take quadratic or worse time
+    uri = "x://" + "a.x" * 100_000
+    start = time.perf_counter()
+    assert UriTemplate(template).match(uri) is None
+    assert time.perf_counter() - start < 0.5
+
+
+def _naive_regex(template: str) -> re.Pattern[str]:
+    """Reference matcher: a plain backtracking regex with the same character classes."""
+    pattern = re.sub(
+        r"\\\{(\\\+)?[a-z0-9]+\\\}",
+        lambda m: r"([^\x00-\x1f\x7f]+)" if m.group(1) else r"([^/?#\x00-\x1f\x7f]+)",
+        re.escape(template),
+    )
+    return re.compile(pattern)
+
+
+def test_matching_agrees_with_backtracking_regex() -> None:
+    rng = random.Random(6570)
+    alphabet = "ab./?x"
+    for _ in range(1500):
+        pieces = [rng.choice(["", "a", "/", ".x", "?", "b/"])]
+        plus = rng.randrange(-1, 4)
+        for i in range(rng.randrange(4)):
+            pieces.append(f"{{+v{i}}}" if i == plus else f"{{v{i}}}")
+            pieces.append(rng.choice(["a", "/", ".", "x/", "?", "ab"]))
+        template = "".join(pieces)
+        ours, reference = UriTemplate(template), _naive_regex(template)
+        for _ in range(20):
+            uri = "".join(rng.choice(alphabet) for _ in range(rng.randrange(12)))
+            found = ours.match(uri)
+            expected = reference.fullmatch(uri)
+            if found is None:
+                # Either no match at all, or our split hit an unsafe ".." value.
+                assert expected is None or ".." in uri, (template, uri)
+            else:
+                assert expected is not None, (template, uri)
+                assert ours.expand(**found) == uri, (template, uri)

@@ -72,7 +72,36 @@ _EXPORTS = {
     "UnsupportedProtocolVersion": "mcpkit.protocol.errors",
 }
 
-__all__ = ["__version__", *sorted(_EXPORTS)]
+__all__ = [
+    "Annotations",
+    "AudioContent",
+    "BlobResourceContents",
+    "CacheHint",
+    "CallToolResult",
+    "Context",
+    "EmbeddedResource",
+    "HeaderMismatch",
+    "Icon",
+    "ImageContent",
+    "Implementation",
+    "InternalError",
+    "InvalidParams",
+    "InvalidRequest",
+    "MCPError",
+    "MethodNotFound",
+    "MissingRequiredClientCapability",
+    "ParseError",
+    "PromptMessage",
+    "ResourceLink",
+    "Server",
+    "TextContent",
+    "TextResourceContents",
+    "Tool",
+    "ToolAnnotations",
+    "ToolError",
+    "UnsupportedProtocolVersion",
+    "__version__",
+]
 
 
 def __getattr__(name: str) -> Any:

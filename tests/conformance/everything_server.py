@@ -56,7 +56,9 @@ async def test_audio_content() -> AudioContent:
 async def test_embedded_resource() -> EmbeddedResource:
     """Returns an embedded text resource."""
     return EmbeddedResource(
-        TextResourceContents("test://embedded-resource", "This is an embedded resource content.", "text/plain")
+        TextResourceContents(
+            "test://embedded-resource", "This is an embedded resource content.", "text/plain"
+        )
     )
 
 
@@ -68,7 +70,9 @@ async def test_multiple_content_types() -> list[Any]:
         ImageContent(PNG, "image/png"),
         EmbeddedResource(
             TextResourceContents(
-                "test://mixed-content-resource", json.dumps({"test": "data", "value": 123}), "application/json"
+                "test://mixed-content-resource",
+                json.dumps({"test": "data", "value": 123}),
+                "application/json",
             )
         ),
     ]
@@ -93,7 +97,9 @@ async def test_tool_with_progress(ctx: Context) -> str:
 @server.tool()
 async def test_tool_with_logging(ctx: Context) -> str:
     """Sends three log messages before answering."""
-    for i, text in enumerate(("Tool execution started", "Tool processing data", "Tool execution completed")):
+    for i, text in enumerate(
+        ("Tool execution started", "Tool processing data", "Tool execution completed")
+    ):
         await ctx.info(text)
         if i < 2:
             await asyncio.sleep(0.05)
@@ -132,7 +138,9 @@ async def json_schema_2020_12_tool(**arguments: Any) -> str:
 
 @server.tool()
 async def test_x_mcp_header(
-    region: Annotated[str | None, Field(description="Region", json_schema_extra={"x-mcp-header": "Region"})] = None,
+    region: Annotated[
+        str | None, Field(description="Region", json_schema_extra={"x-mcp-header": "Region"})
+    ] = None,
 ) -> str:
     """Echoes a parameter that is mirrored into the Mcp-Param-Region header."""
     return f"region={region}"
@@ -173,24 +181,39 @@ async def test_logging_tool(ctx: Context) -> str:
 
 
 # -- resources ---------------------------------------------------------------------------------
-@server.resource("test://static-text", name="static-text", description="A static text resource", mime_type="text/plain")
+@server.resource(
+    "test://static-text",
+    name="static-text",
+    description="A static text resource",
+    mime_type="text/plain",
+)
 async def static_text() -> str:
     return "This is the content of the static text resource."
 
 
-@server.resource("test://static-binary", name="static-binary", description="A static PNG", mime_type="image/png")
+@server.resource(
+    "test://static-binary", name="static-binary", description="A static PNG", mime_type="image/png"
+)
 async def static_binary() -> BlobResourceContents:
     return BlobResourceContents("test://static-binary", PNG, "image/png")
 
 
-@server.resource("test://watched-resource", name="watched-resource", description="A resource to subscribe to",
-                 mime_type="text/plain")
+@server.resource(
+    "test://watched-resource",
+    name="watched-resource",
+    description="A resource to subscribe to",
+    mime_type="text/plain",
+)
 async def watched_resource() -> str:
     return "Watched resource content"
 
 
-@server.resource("test://template/{id}/data", name="template-data", description="Data by id",
-                 mime_type="application/json")
+@server.resource(
+    "test://template/{id}/data",
+    name="template-data",
+    description="Data by id",
+    mime_type="application/json",
+)
 async def template_data(id: str) -> str:
     return json.dumps({"id": id, "templateTest": True, "data": f"Data for ID: {id}"})
 
@@ -213,11 +236,18 @@ async def test_prompt_with_arguments(
 
 @server.prompt()
 async def test_prompt_with_embedded_resource(
-    resourceUri: Annotated[str, Field(description="URI of the resource to embed")],  # noqa: N803
+    resourceUri: Annotated[str, Field(description="URI of the resource to embed")],
 ) -> list[PromptMessage]:
     """A prompt that embeds a resource."""
     return [
-        PromptMessage("user", EmbeddedResource(TextResourceContents(resourceUri, "Embedded resource content for testing.", "text/plain"))),
+        PromptMessage(
+            "user",
+            EmbeddedResource(
+                TextResourceContents(
+                    resourceUri, "Embedded resource content for testing.", "text/plain"
+                )
+            ),
+        ),
         PromptMessage("user", TextContent("Please process the embedded resource above.")),
     ]
 
@@ -232,7 +262,9 @@ async def test_prompt_with_image() -> list[PromptMessage]:
 
 
 @server.completion()
-async def complete(ref: dict[str, Any], argument: dict[str, Any], context: dict[str, str]) -> list[str]:
+async def complete(
+    ref: dict[str, Any], argument: dict[str, Any], context: dict[str, str]
+) -> list[str]:
     candidates = {"arg1": ["test1", "test2", "testing"], "arg2": ["value1", "value2"]}
     prefix = argument["value"]
     return [c for c in candidates.get(argument["name"], []) if c.startswith(prefix)]

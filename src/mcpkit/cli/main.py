@@ -20,7 +20,6 @@ from .arguments import parse_key_values, split_command_tail
 
 if TYPE_CHECKING:
     from ..client.session import ClientSession
-    from ..protocol.jsonrpc import Notification
 
 __all__ = ["app", "main"]
 
@@ -149,6 +148,7 @@ def _session(
     env: list[str] | None,
 ) -> ClientSession:
     from ..client.session import ClientSession
+    from .output import show_notification
 
     try:
         return ClientSession(
@@ -156,34 +156,10 @@ def _session(
             timeout=timeout if timeout > 0 else None,
             headers=_pairs(header, ":", "'Name: value'"),
             env=_pairs(env, "=", "KEY=VALUE") or None,
-            on_notification=_show_notification,
+            on_notification=show_notification,
         )
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
-
-
-def _show_notification(message: Notification) -> None:
-    """Server log messages and progress go to stderr, so stdout stays scriptable."""
-    from rich.markup import escape
-
-    from .output import stderr_console
-
-    params = message.params or {}
-    if message.method == "notifications/message":
-        data = params.get("data")
-        text = data if isinstance(data, str) else repr(data)
-        source = f" {params['logger']}" if isinstance(params.get("logger"), str) else ""
-        line = (
-            f"[dim]\\[{escape(str(params.get('level', 'info')))}{escape(source)}][/] {escape(text)}"
-        )
-    elif message.method == "notifications/progress":
-        total = params.get("total")
-        done = f"{params.get('progress', '?')}" + (f"/{total}" if total is not None else "")
-        note = params.get("message")
-        line = f"[dim]progress {escape(done)}[/] {escape(note) if isinstance(note, str) else ''}"
-    else:
-        return
-    stderr_console().print(line)
 
 
 @app.command()

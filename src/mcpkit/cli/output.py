@@ -14,12 +14,15 @@ from ..protocol.versions import META_SERVER_INFO
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from ..protocol.jsonrpc import Notification
+
 __all__ = [
     "content_text",
     "print_discover",
     "print_error",
     "print_json",
     "print_list",
+    "show_notification",
     "stderr_console",
     "stdout_console",
 ]
@@ -171,3 +174,27 @@ def print_list(kind: str, items: list[dict[str, Any]]) -> None:
     for item in items:
         table.add_row(*(Text(cell) for cell in _row(kind, item)))
     console.print(table)
+
+
+def show_notification(message: Notification) -> None:
+    """Server log messages and progress go to stderr, so stdout stays scriptable."""
+    from rich.markup import escape
+
+    params = message.params or {}
+    if message.method == "notifications/message":
+        data = params.get("data")
+        text = data if isinstance(data, str) else orjson.dumps(data).decode()
+        source = f" {params['logger']}" if isinstance(params.get("logger"), str) else ""
+        line = (
+            f"[dim]\\[{escape(str(params.get('level', 'info')))}{escape(source)}][/] {escape(text)}"
+        )
+    elif message.method == "notifications/progress":
+        total = params.get("total")
+        done = f"{params.get('progress', '?')}" + (f"/{total}" if total is not None else "")
+        note = params.get("message")
+        line = f"[dim]progress {escape(done)}[/]"
+        if isinstance(note, str) and note:
+            line += f" {escape(note)}"
+    else:
+        return
+    stderr_console().print(line)

@@ -87,6 +87,8 @@ class HttpTransport:
             async with self._http.post(self.url, data=body, headers=headers) as resp:
                 try:
                     return await self._read_response(resp, request_id)
+                except MCPError:
+                    raise  # an error body, fully read: the connection stays reusable
                 except BaseException:
                     resp.close()  # drop the connection: on HTTP this cancels the request
                     raise

@@ -128,7 +128,7 @@ class ClientSession:
         method: str,
         params: Mapping[str, Any] | None = None,
         *,
-        timeout: float | EllipsisType | None = ...,  # noqa: ASYNC109 (CANC-07)
+        timeout: float | EllipsisType | None = ...,
     ) -> JSONObject:
         """Send one request and return its result. The caller's `_meta` keys win over ours.
 

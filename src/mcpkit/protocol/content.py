@@ -67,7 +67,9 @@ class ToolAnnotations:
         return d
 
 
-def _annotated(d: dict[str, Any], annotations: Annotations | None, meta: dict[str, Any] | None) -> dict[str, Any]:
+def _annotated(
+    d: dict[str, Any], annotations: Annotations | None, meta: dict[str, Any] | None
+) -> dict[str, Any]:
     if annotations is not None:
         d["annotations"] = annotations.to_wire()
     if meta is not None:

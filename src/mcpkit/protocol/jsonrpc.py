@@ -7,7 +7,7 @@ read, BASE-11). The `encode_*` functions produce the bytes to put on the wire.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NoReturn
 
 import orjson
 
@@ -85,7 +85,9 @@ def decode(data: bytes | bytearray | memoryview | str) -> Message:
 
 def parse(obj: Any) -> Message:
     if type(obj) is not dict:
-        raise InvalidRequest("Invalid request: expected one JSON-RPC object (batches are not supported)")
+        raise InvalidRequest(
+            "Invalid request: expected one JSON-RPC object (batches are not supported)"
+        )
     rid = obj.get("id")
     has_id = "id" in obj
     if obj.get("jsonrpc") != "2.0":
@@ -98,18 +100,20 @@ def parse(obj: Any) -> Message:
             return Response(rid, obj.get("result"), obj.get("error"))
         _fail('Invalid request: "method" is missing', rid if valid_id(rid) else None)
     if type(method) is not str or not method:
-        _fail('Invalid request: "method" must be a non-empty string', rid if valid_id(rid) else None)
+        _fail(
+            'Invalid request: "method" must be a non-empty string', rid if valid_id(rid) else None
+        )
     params = obj.get("params")
     if params is not None and type(params) is not dict:
         _fail('Invalid request: "params" must be an object', rid if valid_id(rid) else None)
     if not has_id:
         return Notification(method, params)
-    if not valid_id(rid):
+    if type(rid) is not str and type(rid) is not int:
         _fail('Invalid request: "id" must be a string or an integer, never null', None)
     return Request(rid, method, params)
 
 
-def _fail(message: str, request_id: RequestId | None) -> None:
+def _fail(message: str, request_id: RequestId | None) -> NoReturn:
     exc = InvalidRequest(message)
     exc.request_id = request_id  # type: ignore[attr-defined]
     raise exc

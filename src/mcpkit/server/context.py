@@ -61,7 +61,7 @@ class Context:
 
     def require_capability(self, *names: str) -> None:
         """Fail the request with -32021 unless it declared every named capability (BASE-49)."""
-        missing = {n: {} for n in names if not self.meta.has_capability(n)}
+        missing: dict[str, Any] = {n: {} for n in names if not self.meta.has_capability(n)}
         if missing:
             raise MissingRequiredClientCapability(missing)
 

@@ -46,15 +46,20 @@ async def discover(server: Server, request: Request, meta: RequestMeta, emit: Em
         }
         if server.instructions:
             result["instructions"] = server.instructions
-        cached = server.list_cache[key] = Fragment(orjson.dumps(_finish(server, "server/discover", result)))
+        cached = server.list_cache[key] = Fragment(
+            orjson.dumps(_finish(server, "server/discover", result))
+        )
     return cached
 
 
-def _lister(method: str, key: str, capability: str,
-            items: Callable[[Server], list[dict[str, Any]]]) -> Handler:
+def _lister(
+    method: str, key: str, capability: str, items: Callable[[Server], list[dict[str, Any]]]
+) -> Handler:
     """A paginated, cacheable list method whose pages are encoded once per change (TOOL-06/07)."""
 
-    async def handler(server: Server, request: Request, meta: RequestMeta, emit: Emit | None) -> Any:
+    async def handler(
+        server: Server, request: Request, meta: RequestMeta, emit: Emit | None
+    ) -> Any:
         cursor = _params(request).get("cursor")
         if cursor is not None and type(cursor) is not str:
             raise InvalidParams('Invalid params: "cursor" must be a string')
@@ -96,20 +101,29 @@ async def tools_call(server: Server, request: Request, meta: RequestMeta, emit: 
     return _finish(server, "tools/call", result)
 
 
-async def resources_read(server: Server, request: Request, meta: RequestMeta, emit: Emit | None) -> Any:
+async def resources_read(
+    server: Server, request: Request, meta: RequestMeta, emit: Emit | None
+) -> Any:
     uri = _params(request).get("uri")
     if type(uri) is not str:
         raise InvalidParams('Invalid params: "uri" must be a string')
     resource = server.resources.get(uri)
     if resource is not None:
-        ctx = Context(server, request.id, request.method, meta, emit) if resource.context_param else None
+        ctx = (
+            Context(server, request.id, request.method, meta, emit)
+            if resource.context_param
+            else None
+        )
         contents = await resource.read(uri, ctx)
     else:
         for template in server.templates:
             variables = template.match(uri)
             if variables is not None:
-                ctx = (Context(server, request.id, request.method, meta, emit)
-                       if template.context_param else None)
+                ctx = (
+                    Context(server, request.id, request.method, meta, emit)
+                    if template.context_param
+                    else None
+                )
                 contents = await template.read(uri, variables, ctx)
                 break
         else:
@@ -120,7 +134,9 @@ async def resources_read(server: Server, request: Request, meta: RequestMeta, em
     return _finish(server, "resources/read", {"resultType": "complete", "contents": contents})
 
 
-async def prompts_get(server: Server, request: Request, meta: RequestMeta, emit: Emit | None) -> Any:
+async def prompts_get(
+    server: Server, request: Request, meta: RequestMeta, emit: Emit | None
+) -> Any:
     params = _params(request)
     name = params.get("name")
     if type(name) is not str:
@@ -153,7 +169,10 @@ async def complete(server: Server, request: Request, meta: RequestMeta, emit: Em
             raise InvalidParams(f"Unknown prompt: {ref.get('name')}")
     elif kind == "ref/resource":
         uri = ref.get("uri")
-        if not any(t.template.template == uri for t in server.templates) and uri not in server.resources:
+        if (
+            not any(t.template.template == uri for t in server.templates)
+            and uri not in server.resources
+        ):
             raise InvalidParams(f"Unknown resource or template: {uri}")
     else:
         raise InvalidParams('Invalid params: "ref.type" must be "ref/prompt" or "ref/resource"')
@@ -162,8 +181,9 @@ async def complete(server: Server, request: Request, meta: RequestMeta, emit: Em
     value = completer(ref, argument, context_args or {})
     if inspect.isawaitable(value):
         value = await value
-    return _finish(server, "completion/complete",
-                   {"resultType": "complete", "completion": _completion(value)})
+    return _finish(
+        server, "completion/complete", {"resultType": "complete", "completion": _completion(value)}
+    )
 
 
 def _completion(value: Any) -> dict[str, Any]:
@@ -184,16 +204,26 @@ def _completion(value: Any) -> dict[str, Any]:
 
 METHODS: dict[str, Handler] = {
     "server/discover": discover,
-    "tools/list": _lister("tools/list", "tools", "tools",
-                          lambda s: [t.definition for t in s.tools.values()]),
+    "tools/list": _lister(
+        "tools/list", "tools", "tools", lambda s: [t.definition for t in s.tools.values()]
+    ),
     "tools/call": tools_call,
-    "resources/list": _lister("resources/list", "resources", "resources",
-                              lambda s: [r.definition for r in s.resources.values()]),
-    "resources/templates/list": _lister("resources/templates/list", "resourceTemplates", "resources",
-                                        lambda s: [t.definition for t in s.templates]),
+    "resources/list": _lister(
+        "resources/list",
+        "resources",
+        "resources",
+        lambda s: [r.definition for r in s.resources.values()],
+    ),
+    "resources/templates/list": _lister(
+        "resources/templates/list",
+        "resourceTemplates",
+        "resources",
+        lambda s: [t.definition for t in s.templates],
+    ),
     "resources/read": resources_read,
-    "prompts/list": _lister("prompts/list", "prompts", "prompts",
-                            lambda s: [p.definition for p in s.prompts.values()]),
+    "prompts/list": _lister(
+        "prompts/list", "prompts", "prompts", lambda s: [p.definition for p in s.prompts.values()]
+    ),
     "prompts/get": prompts_get,
     "completion/complete": complete,
 }

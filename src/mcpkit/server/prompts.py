@@ -17,20 +17,37 @@ from .signature import Signature, format_validation_error
 
 
 class Prompt:
-    __slots__ = ("context_param", "definition", "description", "fn", "is_async", "name",
-                 "signature")
+    __slots__ = (
+        "context_param",
+        "definition",
+        "description",
+        "fn",
+        "is_async",
+        "name",
+        "signature",
+    )
 
-    def __init__(self, fn: Callable[..., Any], *, name: str | None = None, title: str | None = None,
-                 description: str | None = None, icons: list[Icon] | None = None,
-                 meta: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        icons: list[Icon] | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> None:
         self.name = name or fn.__name__
         self.fn = fn
         self.is_async = is_async_callable(fn)
         # PRM-12: prompt argument values are strings on the wire.
         self.signature = Signature(fn, model_name=f"{self.name}_prompt_arguments", all_strings=True)
         self.context_param = self.signature.context_param
-        self.description = description if description is not None else (
-            inspect.cleandoc(fn.__doc__) if fn.__doc__ else None)
+        self.description = (
+            description
+            if description is not None
+            else (inspect.cleandoc(fn.__doc__) if fn.__doc__ else None)
+        )
         d: dict[str, Any] = {"name": self.name}
         if title:
             d["title"] = title
@@ -53,7 +70,7 @@ class Prompt:
             d["icons"] = [i.to_wire() for i in icons]
         if meta:
             d["_meta"] = meta
-        self.definition = d
+        self.definition: dict[str, Any] = d
 
     async def get(self, arguments: dict[str, Any], ctx: Context | None) -> dict[str, Any]:
         try:

@@ -48,21 +48,33 @@ class Resource:
 
     __slots__ = ("context_param", "definition", "fn", "is_async", "mime_type", "uri")
 
-    def __init__(self, fn: Callable[..., Any], uri: str, *, name: str | None = None,
-                 title: str | None = None, description: str | None = None,
-                 mime_type: str | None = None, annotations: Annotations | None = None,
-                 icons: list[Icon] | None = None, meta: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        uri: str,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        mime_type: str | None = None,
+        annotations: Annotations | None = None,
+        icons: list[Icon] | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> None:
         self.uri = uri
         self.fn = fn
         self.is_async = is_async_callable(fn)
         sig = Signature(fn, model_name="resource_arguments")
         if sig.names:
-            raise TypeError(f"resource {uri!r} takes no arguments; use a URI template for {sig.names}")
+            raise TypeError(
+                f"resource {uri!r} takes no arguments; use a URI template for {sig.names}"
+            )
         self.context_param = sig.context_param
         self.mime_type = mime_type
         desc = description if description is not None else _doc(fn)
-        self.definition = _definition("uri", uri, name or fn.__name__, title, desc, mime_type,
-                                      annotations, icons, meta)
+        self.definition: dict[str, Any] = _definition(
+            "uri", uri, name or fn.__name__, title, desc, mime_type, annotations, icons, meta
+        )
 
     async def read(self, uri: str, ctx: Context | None) -> list[dict[str, Any]]:
         value = await invoke(self.fn, self.is_async, {}, self.context_param, ctx)
@@ -72,13 +84,29 @@ class Resource:
 class ResourceTemplate:
     """A family of resources: `test://items/{id}`; variables become handler arguments."""
 
-    __slots__ = ("context_param", "definition", "fn", "is_async", "mime_type", "signature",
-                 "template")
+    __slots__ = (
+        "context_param",
+        "definition",
+        "fn",
+        "is_async",
+        "mime_type",
+        "signature",
+        "template",
+    )
 
-    def __init__(self, fn: Callable[..., Any], uri_template: str, *, name: str | None = None,
-                 title: str | None = None, description: str | None = None,
-                 mime_type: str | None = None, annotations: Annotations | None = None,
-                 icons: list[Icon] | None = None, meta: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        uri_template: str,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        mime_type: str | None = None,
+        annotations: Annotations | None = None,
+        icons: list[Icon] | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> None:
         self.template = UriTemplate(uri_template)
         self.fn = fn
         self.is_async = is_async_callable(fn)
@@ -91,18 +119,30 @@ class ResourceTemplate:
             )
         self.mime_type = mime_type
         desc = description if description is not None else _doc(fn)
-        self.definition = _definition("uriTemplate", uri_template, name or fn.__name__, title,
-                                      desc, mime_type, annotations, icons, meta)
+        self.definition: dict[str, Any] = _definition(
+            "uriTemplate",
+            uri_template,
+            name or fn.__name__,
+            title,
+            desc,
+            mime_type,
+            annotations,
+            icons,
+            meta,
+        )
 
     def match(self, uri: str) -> dict[str, str] | None:
         return self.template.match(uri)
 
-    async def read(self, uri: str, variables: dict[str, str], ctx: Context | None) -> list[dict[str, Any]]:
+    async def read(
+        self, uri: str, variables: dict[str, str], ctx: Context | None
+    ) -> list[dict[str, Any]]:
         try:
             kwargs = self.signature.validate(variables)
         except ValidationError as exc:
-            raise InvalidParams(f"Invalid resource URI {uri!r}: {format_validation_error(exc)}",
-                                {"uri": uri}) from exc
+            raise InvalidParams(
+                f"Invalid resource URI {uri!r}: {format_validation_error(exc)}", {"uri": uri}
+            ) from exc
         value = await invoke(self.fn, self.is_async, kwargs, self.context_param, ctx)
         return resource_contents(value, uri, self.mime_type)
 

@@ -30,7 +30,7 @@ def is_content_block(value: Any) -> bool:
 
 
 def block_to_wire(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else value.to_wire()  # type: ignore[no-any-return]
+    return value if isinstance(value, dict) else value.to_wire()  # type: ignore[no-any-return,unused-ignore]
 
 
 def _annotation_is_unstructured(ann: Any) -> bool:
@@ -128,7 +128,11 @@ def tool_result(value: Any, output: OutputSpec) -> dict[str, Any]:
 
 def error_result(message: str) -> dict[str, Any]:
     """TOOL-22: a failure the model can read and correct."""
-    return {"resultType": "complete", "content": [{"type": "text", "text": message}], "isError": True}
+    return {
+        "resultType": "complete",
+        "content": [{"type": "text", "text": message}],
+        "isError": True,
+    }
 
 
 def resource_contents(value: Any, uri: str, mime_type: str | None) -> list[dict[str, Any]]:

@@ -32,15 +32,15 @@ Completer = Callable[..., Awaitable[Any] | Any]
 class Server:
     """An MCP server.
 
-        server = Server("weather", version="1.0")
+    server = Server("weather", version="1.0")
 
-        @server.tool()
-        async def forecast(city: str, days: int = 3) -> str:
-            "Forecast for a city."
-            ...
+    @server.tool()
+    async def forecast(city: str, days: int = 3) -> str:
+        "Forecast for a city."
+        ...
 
-        server.run()                      # stdio
-        server.run(transport="http")      # Streamable HTTP on 127.0.0.1:8000/mcp
+    server.run()                      # stdio
+    server.run(transport="http")      # Streamable HTTP on 127.0.0.1:8000/mcp
     """
 
     def __init__(
@@ -92,9 +92,19 @@ class Server:
         """Register a function as a tool; its signature is the input schema."""
 
         def register(fn: F) -> F:
-            self.add_tool(Tool(fn, name=name, title=title, description=description,
-                               input_schema=input_schema, structured_output=structured_output,
-                               annotations=annotations, icons=icons, meta=meta))
+            self.add_tool(
+                Tool(
+                    fn,
+                    name=name,
+                    title=title,
+                    description=description,
+                    input_schema=input_schema,
+                    structured_output=structured_output,
+                    annotations=annotations,
+                    icons=icons,
+                    meta=meta,
+                )
+            )
             return fn
 
         return register
@@ -124,9 +134,15 @@ class Server:
         """Register a resource; a URI with `{variables}` registers a resource template."""
 
         def register(fn: F) -> F:
-            kw: dict[str, Any] = dict(name=name, title=title, description=description,
-                                      mime_type=mime_type, annotations=annotations, icons=icons,
-                                      meta=meta)
+            kw: dict[str, Any] = dict(
+                name=name,
+                title=title,
+                description=description,
+                mime_type=mime_type,
+                annotations=annotations,
+                icons=icons,
+                meta=meta,
+            )
             if UriTemplate.is_template(uri):
                 self.templates.append(ResourceTemplate(fn, uri, **kw))
             else:
@@ -269,8 +285,9 @@ class Server:
 
         return StreamableHTTPApp(self, **options)
 
-    def run(self, transport: str = "stdio", *, host: str = "127.0.0.1", port: int = 8000,
-            **options: Any) -> None:
+    def run(
+        self, transport: str = "stdio", *, host: str = "127.0.0.1", port: int = 8000, **options: Any
+    ) -> None:
         """Serve until stopped: `stdio` (default) or `http` (uvicorn, bound to loopback)."""
         if transport == "stdio":
             from ..transports.stdio import run_stdio

@@ -18,17 +18,22 @@ _NONE_TYPES = (type(None), None)
 
 
 def _is_context(annotation: Any) -> bool:
-    if get_origin(annotation) is Annotated:
-        annotation = get_args(annotation)[0]
+    """`Context`, `Annotated[Context, ...]` or `Context | None`."""
+    annotation = strip_annotated(annotation)
+    if get_origin(annotation) in (Union, types.UnionType):
+        args = [a for a in get_args(annotation) if a not in _NONE_TYPES]
+        return len(args) == 1 and _is_context(args[0])
     return isinstance(annotation, type) and issubclass(annotation, Context)
 
 
 class Signature:
     """The arguments a handler takes over the wire (everything except its `Context`)."""
 
-    __slots__ = ("context_param", "has_var_kwargs", "model", "names", "schema", "_validate")
+    __slots__ = ("_validate", "context_param", "has_var_kwargs", "model", "names", "schema")
 
-    def __init__(self, fn: Callable[..., Any], *, model_name: str, all_strings: bool = False) -> None:
+    def __init__(
+        self, fn: Callable[..., Any], *, model_name: str, all_strings: bool = False
+    ) -> None:
         sig = inspect.signature(fn)
         try:
             hints = get_type_hints(fn, include_extras=True)
@@ -52,10 +57,8 @@ class Signature:
             # Internal field names never clash with BaseModel attributes; the alias is the wire name.
             fields[f"a{i}"] = (Annotated[ann, Field(alias=name)], default)
             names.append(name)
-        extra = "allow" if self.has_var_kwargs else "forbid"
-        self.model: type[BaseModel] = create_model(  # type: ignore[call-overload]
-            model_name, __config__=ConfigDict(extra=extra, populate_by_name=False), **fields
-        )
+        config = ConfigDict(extra="allow" if self.has_var_kwargs else "forbid")
+        self.model: type[BaseModel] = create_model(model_name, __config__=config, **fields)
         self.names = tuple(names)
         self._validate = self.model.__pydantic_validator__.validate_python
         self.schema = _clean_schema(self.model.model_json_schema(by_alias=True), names)

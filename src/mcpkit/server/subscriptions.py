@@ -35,7 +35,9 @@ class Subscription:
 
     def wants(self, method: str, uri: str | None) -> bool:
         if method == RESOURCE_UPDATED:
-            return uri is not None and any(uri == u or uri.startswith(u.rstrip("/") + "/") for u in self.uris)
+            return uri is not None and any(
+                uri == u or uri.startswith(u.rstrip("/") + "/") for u in self.uris
+            )
         return method in self.methods
 
     def message(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -47,7 +49,9 @@ class Subscription:
 
     def acknowledgement(self) -> dict[str, Any]:
         # SUB-03: the first message on the stream.
-        return self.message("notifications/subscriptions/acknowledged", {"notifications": self.filter})
+        return self.message(
+            "notifications/subscriptions/acknowledged", {"notifications": self.filter}
+        )
 
     def final_result(self) -> dict[str, Any]:
         # SUB-11/12: graceful closure by the server.
@@ -89,14 +93,18 @@ class SubscriptionHub:
 
     def open(self, sub_id: str | int, requested: Any, supported: set[str]) -> Subscription:
         if not isinstance(requested, dict):
-            raise InvalidParams('Invalid params: "notifications" must be an object (SubscriptionFilter)')
+            raise InvalidParams(
+                'Invalid params: "notifications" must be an object (SubscriptionFilter)'
+            )
         honoured: dict[str, Any] = {}
         for key, value in requested.items():
             if key in LIST_FILTERS and value is True and key in supported:
                 honoured[key] = True
             elif key == "resourceSubscriptions" and key in supported:
                 if not isinstance(value, list) or not all(isinstance(u, str) for u in value):
-                    raise InvalidParams('Invalid params: "resourceSubscriptions" must be a list of URIs')
+                    raise InvalidParams(
+                        'Invalid params: "resourceSubscriptions" must be a list of URIs'
+                    )
                 if value:
                     honoured[key] = list(value)
         self._loop = asyncio.get_running_loop()
@@ -108,7 +116,9 @@ class SubscriptionHub:
         sub.closed = True
         self._subs.discard(sub)
 
-    def publish(self, method: str, params: dict[str, Any] | None = None, uri: str | None = None) -> None:
+    def publish(
+        self, method: str, params: dict[str, Any] | None = None, uri: str | None = None
+    ) -> None:
         loop = self._loop
         if loop is None or not self._subs:
             return

@@ -69,7 +69,9 @@ class Tool:
         self._validator: Any = None
         if input_schema is not None:
             if input_schema.get("type") != "object":
-                raise ValueError(f"tool {self.name!r}: inputSchema must have type 'object' (TOOL-10)")
+                raise ValueError(
+                    f"tool {self.name!r}: inputSchema must have type 'object' (TOOL-10)"
+                )
             self._validator = compile_schema(input_schema)
             schema = input_schema
         else:
@@ -96,14 +98,16 @@ class Tool:
             d["icons"] = [i.to_wire() for i in icons]
         if meta:
             d["_meta"] = meta
-        self.definition = d
+        self.definition: dict[str, Any] = d
 
     async def call(self, arguments: dict[str, Any], ctx: Context | None) -> dict[str, Any]:
         try:
             if self._validator is not None:
                 errors = first_errors(self._validator, arguments)
                 if errors:
-                    return error_result(f"Invalid arguments for tool '{self.name}': {'; '.join(errors)}")
+                    return error_result(
+                        f"Invalid arguments for tool '{self.name}': {'; '.join(errors)}"
+                    )
                 kwargs = dict(arguments)
             else:
                 kwargs = self.signature.validate(arguments)

@@ -2,7 +2,10 @@
 
 Supported expressions: simple string expansion ``{var}`` and reserved expansion
 ``{+var}``. Other operators, value modifiers (``:n``, ``*``) and variable lists
-(``{a,b}``) raise `ValueError` at construction.
+(``{a,b}``) raise `ValueError` at construction, and so do two expressions with no
+literal between them and more than one ``{+var}`` (both ambiguous to match).
+
+Matching is linear in the URI length (no regex backtracking blow-up on hostile URIs).
 
 `UriTemplate.match` is anchored, percent-decodes the captured values and refuses
 (returns None) values that could be used for path traversal: a ``..`` segment, a NUL,
@@ -43,7 +46,8 @@ def _chain(literals: list[str], *, anchored: bool) -> re.Pattern[str]:
     literal after it, inside an atomic group: no backtracking, so matching is linear.
     That loses no match because the next variable (or the {+var} after the chain)
     accepts whatever the earlier end leaves to it; only the split of an ambiguous
-    template such as ``{name}.{ext}`` is fixed (``a.b.c`` -> ``a`` / ``b.c``).
+    template such as ``{name}.{ext}`` is fixed (``a.b.c`` -> ``a`` / ``b.c``). The
+    part after a {+var} is matched by such a chain over the reversed URI.
     """
     parts = [re.escape(literals[0])]
     for i, literal in enumerate(literals[1:], start=1):
@@ -61,7 +65,6 @@ class UriTemplate:
         "_literals",
         "_prefix",
         "_reserved",
-        "_split",
         "_suffix",
         "_template",
         "_variables",
@@ -95,13 +98,13 @@ class UriTemplate:
         # Without a {+var}: one anchored forward chain. With one: a forward chain for the
         # part before it and a chain over the reversed URI for the part after it; the
         # {+var} value is what lies between (the longest possible, like a greedy match).
-        self._split = reserved.index(True) if any(reserved) else -1
-        if self._split < 0:
+        if not any(reserved):
             self._prefix = _chain(literals, anchored=True)
             self._suffix: re.Pattern[str] | None = None
         else:
-            self._prefix = _chain(literals[: self._split + 1], anchored=False)
-            after = literals[self._split + 1 :]
+            split = reserved.index(True)
+            self._prefix = _chain(literals[: split + 1], anchored=False)
+            after = literals[split + 1 :]
             self._suffix = _chain([lit[::-1] for lit in reversed(after)], anchored=False)
 
     @staticmethod
@@ -155,8 +158,8 @@ class UriTemplate:
         """Percent-decoded variable values if `uri` matches the whole template, else None.
 
         Also None when a value is unsafe (RES-16/18): raw control characters, malformed
-        percent-encoding or invalid UTF-8, a NUL, a backslash, a ``..`` path segment, or (for ``{var}``)
-        a ``/`` after decoding.
+        percent-encoding or invalid UTF-8, a NUL, a backslash, a ``..`` path segment,
+        or (for ``{var}``) a ``/`` after decoding.
         """
         raw_values = self._split_uri(uri)
         if raw_values is None:

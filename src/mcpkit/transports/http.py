@@ -60,7 +60,9 @@ class _Responder:
             self.streaming = True
             await self.send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS})
         data = jsonrpc.encode_notification(method, params)
-        await self.send({"type": "http.response.body", "body": b"data: " + data + b"\n\n", "more_body": True})
+        await self.send(
+            {"type": "http.response.body", "body": b"data: " + data + b"\n\n", "more_body": True}
+        )
 
     async def finish(self, body: bytes, status: int = 200) -> None:
         if self.streaming:
@@ -69,7 +71,9 @@ class _Responder:
         await _send_json(self.send, status, body)
 
 
-async def _send_json(send: Send, status: int, body: bytes, extra: list[tuple[bytes, bytes]] | None = None) -> None:
+async def _send_json(
+    send: Send, status: int, body: bytes, extra: list[tuple[bytes, bytes]] | None = None
+) -> None:
     headers = [*_JSON_HEADERS, (b"content-length", str(len(body)).encode())]
     if extra:
         headers.extend(extra)
@@ -77,7 +81,9 @@ async def _send_json(send: Send, status: int, body: bytes, extra: list[tuple[byt
     await send({"type": "http.response.body", "body": body})
 
 
-async def _send_error(send: Send, exc: MCPError, request_id: Any = None, status: int | None = None) -> None:
+async def _send_error(
+    send: Send, exc: MCPError, request_id: Any = None, status: int | None = None
+) -> None:
     await _send_json(send, status or exc.http_status, encode_error(request_id, exc))
 
 
@@ -120,7 +126,14 @@ class StreamableHTTPApp:
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
         path = scope["path"]
         if path != self.path and path.rstrip("/") != self.path:
-            await _send_json(send, 404, b'{"error":"not found"}')
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 404,
+                    "headers": [(b"content-type", b"text/plain"), (b"content-length", b"9")],
+                }
+            )
+            await send({"type": "http.response.body", "body": b"Not Found"})
             return
         host = origin = ctype = version = mcp_method = mcp_name = None
         length = -1
@@ -145,23 +158,45 @@ class StreamableHTTPApp:
                     params_hdrs = {}
                 params_hdrs[key[10:].decode("latin-1")] = value.decode("latin-1")
         # DNS-rebinding defence first, before anything is parsed (TR-HTTP-02/03).
-        if not self.policy.host_ok(host) or (origin is not None and not self.policy.origin_ok(origin)):
-            await _send_json(send, 403, encode_error(None, InvalidRequest("Forbidden: Host or Origin not allowed")))
+        if not self.policy.host_ok(host) or (
+            origin is not None and not self.policy.origin_ok(origin)
+        ):
+            await _send_json(
+                send,
+                403,
+                encode_error(None, InvalidRequest("Forbidden: Host or Origin not allowed")),
+            )
             return
         if scope["method"] != "POST":
             # TR-HBC-04: modern-only endpoint.
-            await _send_json(send, 405, encode_error(None, InvalidRequest("Method not allowed: use POST")),
-                             [(b"allow", b"POST")])
+            await _send_json(
+                send,
+                405,
+                encode_error(None, InvalidRequest("Method not allowed: use POST")),
+                [(b"allow", b"POST")],
+            )
             return
-        if ctype is None or not ctype.split(b";", 1)[0].strip().lower() == b"application/json":
-            await _send_error(send, InvalidRequest("Unsupported Media Type: Content-Type must be application/json"), status=415)
+        if ctype is None or ctype.split(b";", 1)[0].strip().lower() != b"application/json":
+            await _send_error(
+                send,
+                InvalidRequest("Unsupported Media Type: Content-Type must be application/json"),
+                status=415,
+            )
             return
         if length > self.max_body_size:
-            await _send_error(send, InvalidRequest(f"Request body too large (limit {self.max_body_size} bytes)"), status=413)
+            await _send_error(
+                send,
+                InvalidRequest(f"Request body too large (limit {self.max_body_size} bytes)"),
+                status=413,
+            )
             return
         body = await self._read_body(receive)
         if body is None:
-            await _send_error(send, InvalidRequest(f"Request body too large (limit {self.max_body_size} bytes)"), status=413)
+            await _send_error(
+                send,
+                InvalidRequest(f"Request body too large (limit {self.max_body_size} bytes)"),
+                status=413,
+            )
             return
         try:
             msg = jsonrpc.decode(body)
@@ -170,12 +205,23 @@ class StreamableHTTPApp:
             return
         if type(msg) is not Request:
             if type(msg) is Notification and msg.method.startswith("notifications/"):
-                await send({"type": "http.response.start", "status": 202, "headers": [(b"content-length", b"0")]})
+                await send(
+                    {
+                        "type": "http.response.start",
+                        "status": 202,
+                        "headers": [(b"content-length", b"0")],
+                    }
+                )
                 await send({"type": "http.response.body", "body": b""})
             elif type(msg) is Notification:
-                await _send_error(send, InvalidRequest(f"Invalid request: {msg.method} is a request and needs an id"))
+                await _send_error(
+                    send,
+                    InvalidRequest(f"Invalid request: {msg.method} is a request and needs an id"),
+                )
             else:
-                await _send_error(send, InvalidRequest("Invalid request: servers do not accept responses here"))
+                await _send_error(
+                    send, InvalidRequest("Invalid request: servers do not accept responses here")
+                )
             return
         rid = msg.id
         params = msg.params
@@ -185,7 +231,9 @@ class StreamableHTTPApp:
                 if not (isinstance(meta_obj, dict) and META_PROTOCOL_VERSION in meta_obj):
                     self._legacy(msg, version)
                 if version is None:
-                    raise HeaderMismatch("Header mismatch: the MCP-Protocol-Version header is required")
+                    raise HeaderMismatch(
+                        "Header mismatch: the MCP-Protocol-Version header is required"
+                    )
             meta = self.server.read_meta_only(params)
             if meta.protocol_version != version:
                 raise HeaderMismatch(
@@ -278,7 +326,13 @@ class StreamableHTTPApp:
                         await send({"type": "http.response.body", "body": b""})
                     return
                 if note is None:
-                    await send({"type": "http.response.body", "body": b": keep-alive\n\n", "more_body": True})
+                    await send(
+                        {
+                            "type": "http.response.body",
+                            "body": b": keep-alive\n\n",
+                            "more_body": True,
+                        }
+                    )
                 else:
                     await _sse(send, jsonrpc.dumps(note))
         except asyncio.CancelledError:
@@ -293,7 +347,9 @@ class StreamableHTTPApp:
 
 
 async def _sse(send: Send, data: bytes, final: bool = False) -> None:
-    await send({"type": "http.response.body", "body": b"data: " + data + b"\n\n", "more_body": not final})
+    await send(
+        {"type": "http.response.body", "body": b"data: " + data + b"\n\n", "more_body": not final}
+    )
 
 
 async def _cancel_on_disconnect(receive: Receive, task: asyncio.Task[Any]) -> None:
@@ -304,17 +360,34 @@ async def _cancel_on_disconnect(receive: Receive, task: asyncio.Task[Any]) -> No
             return
 
 
-def serve_http(server: Server, *, host: str = "127.0.0.1", port: int = 8000, path: str = "/mcp",
-               log_level: str = "warning", **options: Any) -> None:
+def serve_http(
+    server: Server,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    path: str = "/mcp",
+    log_level: str = "warning",
+    **options: Any,
+) -> None:
     """Serve with uvicorn (uvloop + httptools when installed). Loopback by default (TR-HTTP-04)."""
     import uvicorn
 
     app = StreamableHTTPApp(server, path=path, **options)
     if host not in ("127.0.0.1", "localhost", "::1") and "allowed_hosts" not in options:
-        log.warning("serving on %s but only loopback Host headers are allowed; pass allowed_hosts", host)
-    config = uvicorn.Config(app, host=host, port=port, log_level=log_level, access_log=False,
-                            lifespan="on", loop=_loop_impl(), http=_http_impl(),
-                            timeout_graceful_shutdown=5)
+        log.warning(
+            "serving on %s but only loopback Host headers are allowed; pass allowed_hosts", host
+        )
+    config = uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        log_level=log_level,
+        access_log=False,
+        lifespan="on",
+        loop=_loop_impl(),
+        http=_http_impl(),
+        timeout_graceful_shutdown=5,
+    )
     _UvicornServer(config, server).run()
 
 

@@ -28,7 +28,9 @@ NAME_FIELD = {"tools/call": "name", "prompts/get": "name", "resources/read": "ur
 class HostPolicy:
     """DNS-rebinding defence (TR-HTTP-02/03): allowed `Host` names and `Origin`s."""
 
-    def __init__(self, allowed_hosts: Iterable[str] | None, allowed_origins: Iterable[str] | None) -> None:
+    def __init__(
+        self, allowed_hosts: Iterable[str] | None, allowed_origins: Iterable[str] | None
+    ) -> None:
         hosts = list(allowed_hosts) if allowed_hosts is not None else list(LOOPBACK_HOSTS)
         self.any_host = "*" in hosts
         self.hosts = frozenset(h.lower() for h in hosts if h != "*")
@@ -81,8 +83,9 @@ def _decoded(name: str, raw: str) -> str:
         raise _mismatch(f"{name} is not valid Base64 sentinel encoding") from None
 
 
-def check_method_headers(method: str, params: dict[str, Any] | None, mcp_method: str | None,
-                         mcp_name: str | None) -> None:
+def check_method_headers(
+    method: str, params: dict[str, Any] | None, mcp_method: str | None, mcp_name: str | None
+) -> None:
     """TR-HDR-08/09/12/13: `Mcp-Method` always, `Mcp-Name` where the method names something."""
     if mcp_method is None:
         raise _mismatch("the Mcp-Method header is required")
@@ -98,8 +101,9 @@ def check_method_headers(method: str, params: dict[str, Any] | None, mcp_method:
         raise _mismatch(f"Mcp-Name does not match params.{field}")
 
 
-def check_param_headers(header_params: list[HeaderParam], arguments: Any,
-                        sent: dict[str, str] | None) -> None:
+def check_param_headers(
+    header_params: list[HeaderParam], arguments: Any, sent: dict[str, str] | None
+) -> None:
     """TR-XMH-14..17: every annotated argument present in the body is mirrored, and equal."""
     args = arguments if isinstance(arguments, dict) else None
     for hp in header_params:
@@ -108,6 +112,10 @@ def check_param_headers(header_params: list[HeaderParam], arguments: Any,
         if value is None:
             continue  # TR-XMH-17: not required when absent or null
         if raw is None:
-            raise _mismatch(f"the Mcp-Param-{hp.header} header is required when '{'.'.join(hp.path)}' is set")
+            raise _mismatch(
+                f"the Mcp-Param-{hp.header} header is required when '{'.'.join(hp.path)}' is set"
+            )
         if not header_matches(_decoded(f"Mcp-Param-{hp.header}", raw), value, hp.type):
-            raise _mismatch(f"Mcp-Param-{hp.header} does not match the argument '{'.'.join(hp.path)}'")
+            raise _mismatch(
+                f"Mcp-Param-{hp.header} does not match the argument '{'.'.join(hp.path)}'"
+            )

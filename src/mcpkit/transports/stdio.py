@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import os
 import sys
 from typing import TYPE_CHECKING, Any
@@ -26,8 +27,14 @@ MAX_LINE = 16 * 1024 * 1024
 class StdioConnection:
     """One peer on a pair of byte streams. Used by `run_stdio` and by tests with pipes."""
 
-    def __init__(self, server: Server, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
-                 *, keepalive_interval: float | None = None) -> None:
+    def __init__(
+        self,
+        server: Server,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        *,
+        keepalive_interval: float | None = None,
+    ) -> None:
         self.server = server
         self.reader = reader
         self.writer = writer
@@ -43,7 +50,9 @@ class StdioConnection:
             try:
                 line = await self.reader.readline()
             except ValueError:  # a line over the limit: drop it, answer without an id
-                self.write(encode_error(None, InvalidRequest(f"Message larger than {MAX_LINE} bytes")))
+                self.write(
+                    encode_error(None, InvalidRequest(f"Message larger than {MAX_LINE} bytes"))
+                )
                 continue
             if not line:
                 break
@@ -68,18 +77,24 @@ class StdioConnection:
             return
         if type(msg) is Request:
             if msg.id in self.tasks:
-                self.write(encode_error(msg.id, InvalidRequest("Invalid request: id already in use (BASE-05)")))
+                self.write(
+                    encode_error(
+                        msg.id, InvalidRequest("Invalid request: id already in use (BASE-05)")
+                    )
+                )
                 return
             coro = self._listen(msg) if msg.method == "subscriptions/listen" else self._request(msg)
             task = asyncio.get_running_loop().create_task(coro)
             self.tasks[msg.id] = task
-            task.add_done_callback(lambda _t, rid=msg.id: self.tasks.pop(rid, None))
-        elif type(msg) is Notification:
-            if msg.method == "notifications/cancelled" and msg.params:
-                task = self.tasks.get(msg.params.get("requestId"))
-                if task is not None:
-                    task.cancel()  # TR-STDIO-10: nothing more is sent for it
+            task.add_done_callback(functools.partial(self._done, msg.id))
+        elif type(msg) is Notification and msg.method == "notifications/cancelled" and msg.params:
+            cancelled = self.tasks.get(msg.params.get("requestId"))
+            if cancelled is not None:
+                cancelled.cancel()  # TR-STDIO-10: nothing more is sent for it
         # Responses from the client have no meaning on the modern wire (PAT-01): ignored.
+
+    def _done(self, request_id: Any, _task: asyncio.Task[None]) -> None:
+        self.tasks.pop(request_id, None)
 
     async def _request(self, msg: Request) -> None:
         async def emit(method: str, params: dict[str, Any]) -> None:
@@ -119,7 +134,9 @@ async def serve_stdio(server: Server) -> None:
     sys.stdout = sys.stderr
     reader = asyncio.StreamReader(limit=MAX_LINE)
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin.buffer)
-    w_transport, w_protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, proto_out)
+    w_transport, w_protocol = await loop.connect_write_pipe(
+        asyncio.streams.FlowControlMixin, proto_out
+    )
     writer = asyncio.StreamWriter(w_transport, w_protocol, None, loop)
     await StdioConnection(server, reader, writer).serve()
 

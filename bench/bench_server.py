@@ -1,0 +1,62 @@
+"""Benchmark adapter: mcpkit under the shared mcpbench harness (/work/shared/bench).
+
+Contract tools: ``echo(text) -> text``, ``add(a, b) -> str(a + b)`` and, with ``--tools N``,
+N-2 fillers ``tool_000 .. tool_NNN(query: str, limit: int = 10, verbose: bool = False)`` for the
+tools/list figure. All tools are ``async def``. Public API only.
+
+    python bench_server.py --transport http --port 8000 [--tools 100]
+    python bench_server.py --transport stdio [--tools 100]      # or: --stdio
+
+HTTP is Streamable HTTP at /mcp (uvicorn + uvloop + httptools, one worker, JSON responses,
+log level warning, no access log). mcpkit serves the 2026-07-28 ("modern") era only for now.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+
+from mcpkit import Server, __version__
+
+
+def build(n_tools: int) -> Server:
+    server = Server("mcpkit-bench", version=__version__)
+
+    @server.tool()
+    async def echo(text: str) -> str:
+        """Echo the text back."""
+        return text
+
+    @server.tool()
+    async def add(a: int, b: int) -> str:
+        """Add two integers."""
+        return str(a + b)
+
+    for i in range(max(0, n_tools - 2)):
+
+        async def filler(query: str, limit: int = 10, verbose: bool = False) -> str:
+            return query
+
+        server.tool(name=f"tool_{i:03d}", description=f"Filler tool number {i}.")(filler)
+    return server
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--transport", choices=["http", "stdio"], default="http")
+    ap.add_argument("--stdio", action="store_true", help="same as --transport stdio")
+    ap.add_argument("--host", default="127.0.0.1")
+    ap.add_argument("--port", type=int, default=8000)
+    ap.add_argument("--tools", type=int, default=2, help="total tools registered (>= 2)")
+    a = ap.parse_args()
+
+    logging.basicConfig(level=logging.WARNING)
+    server = build(a.tools)
+    if a.stdio or a.transport == "stdio":
+        server.run("stdio")
+    else:
+        server.run("http", host=a.host, port=a.port)
+
+
+if __name__ == "__main__":
+    main()

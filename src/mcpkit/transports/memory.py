@@ -1,0 +1,63 @@
+"""In-process transport: a client talks to a `Server` in the same event loop, through the same
+bytes-level path stdio uses (encode → decode → `_meta` checks → dispatch → encode). For tests,
+notebooks and embedding.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from ..protocol import jsonrpc
+from ..protocol.jsonrpc import JSONObject, Notification, Request, RequestId, Response
+
+if TYPE_CHECKING:
+    from ..server.server import Server
+
+NotificationHandler = Callable[[Notification], Awaitable[None] | None]
+#: Sees every message the server produced: (request method, decoded message).
+Trace = Callable[[str, dict[str, Any]], None]
+
+
+class MemoryTransport:
+    """Client-side transport bound to an in-process server (see `mcpkit.client.transport`)."""
+
+    def __init__(
+        self,
+        server: Server,
+        on_notification: NotificationHandler | None = None,
+        *,
+        trace: Trace | None = None,
+    ) -> None:
+        self.server = server
+        self.on_notification = on_notification
+        self.trace = trace
+
+    async def start(self) -> None:
+        return None
+
+    async def request(self, request_id: RequestId, method: str, params: JSONObject) -> Response:
+        wire = jsonrpc.encode_request(request_id, method, params)
+        msg = jsonrpc.decode(wire)
+        assert isinstance(msg, Request)
+
+        async def emit(note_method: str, note_params: dict[str, Any]) -> None:
+            data = jsonrpc.loads(jsonrpc.encode_notification(note_method, note_params))
+            if self.trace is not None:
+                self.trace(method, data)
+            if self.on_notification is not None:
+                out = self.on_notification(Notification(note_method, data.get("params")))
+                if asyncio.iscoroutine(out):
+                    await out
+
+        data = jsonrpc.loads(await self.server.answer(msg, emit))
+        if self.trace is not None:
+            self.trace(method, data)
+        return Response(data.get("id"), data.get("result"), data.get("error"))
+
+    def accept_tools(self, tools: list[JSONObject]) -> list[JSONObject]:
+        return tools
+
+    async def close(self) -> None:
+        return None

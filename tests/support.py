@@ -1,0 +1,265 @@
+"""Test helpers: build modern requests, drive the ASGI app in-process, record the wire.
+
+Every server-produced message a test sees goes to `WIRE` (request method, message), which
+`test_wire_schema.py` validates against the 2026-07-28 schema at the end of the run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib.util
+import sys
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from mcpkit.protocol.versions import (
+    META_CLIENT_CAPABILITIES,
+    META_CLIENT_INFO,
+    META_PROTOCOL_VERSION,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
+V = "2026-07-28"
+WIRE: list[tuple[str, dict[str, Any]]] = []
+
+
+def record(method: str, message: dict[str, Any]) -> None:
+    WIRE.append((method, message))
+
+
+def load_everything_server() -> Any:
+    name = "everything_server"
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(
+        name, ROOT / "tests/conformance/everything_server.py"
+    )
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def meta(caps: dict[str, Any] | None = None, **extra: Any) -> dict[str, Any]:
+    m: dict[str, Any] = {
+        META_PROTOCOL_VERSION: V,
+        META_CLIENT_CAPABILITIES: caps if caps is not None else {},
+        META_CLIENT_INFO: {"name": "tests", "version": "0"},
+    }
+    m.update(extra)
+    return m
+
+
+def rpc(
+    method: str,
+    params: dict[str, Any] | None = None,
+    id: Any = 1,
+    *,
+    with_meta: bool = True,
+    **meta_extra: Any,
+) -> dict[str, Any]:
+    p = dict(params or {})
+    if with_meta:
+        p["_meta"] = meta(**meta_extra)
+    return {"jsonrpc": "2.0", "id": id, "method": method, "params": p}
+
+
+def headers_for(message: dict[str, Any]) -> dict[str, str]:
+    method = message.get("method", "")
+    h = {
+        "content-type": "application/json",
+        "accept": "application/json, text/event-stream",
+        "mcp-protocol-version": V,
+        "mcp-method": method,
+        "host": "127.0.0.1:8000",
+    }
+    params = message.get("params") or {}
+    if method in ("tools/call", "prompts/get"):
+        h["mcp-name"] = str(params.get("name"))
+    elif method == "resources/read":
+        h["mcp-name"] = str(params.get("uri"))
+    return h
+
+
+def parse_body(content_type: str, body: bytes) -> list[dict[str, Any]]:
+    if content_type.startswith("text/event-stream"):
+        out = []
+        for event in body.split(b"\n\n"):
+            data = b"\n".join(
+                line[5:].lstrip() for line in event.split(b"\n") if line.startswith(b"data:")
+            )
+            if data:
+                out.append(orjson.loads(data))
+        return out
+    if content_type.startswith("application/json") and body:
+        return [orjson.loads(body)]
+    return []
+
+
+@dataclass
+class Reply:
+    status: int
+    headers: dict[str, str]
+    body: bytes
+    messages: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def json(self) -> dict[str, Any]:
+        return self.messages[-1]
+
+    @property
+    def code(self) -> int | None:
+        err = self.json.get("error")
+        return err["code"] if err else None
+
+    @property
+    def result(self) -> Any:
+        return self.json["result"]
+
+
+class AsgiClient:
+    """Drives an ASGI app without sockets."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def post(
+        self,
+        message: Any,
+        headers: dict[str, str] | None = None,
+        *,
+        raw: bytes | None = None,
+        http_method: str = "POST",
+        path: str = "/mcp",
+    ) -> Reply:
+        hdrs = (
+            headers
+            if headers is not None
+            else headers_for(message if isinstance(message, dict) else {})
+        )
+        body = raw if raw is not None else orjson.dumps(message)
+        chunks: list[bytes] = []
+        start: dict[str, Any] = {}
+        disconnect = asyncio.Event()
+        sent_body = False
+
+        async def receive() -> dict[str, Any]:
+            nonlocal sent_body
+            if not sent_body:
+                sent_body = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            await disconnect.wait()
+            return {"type": "http.disconnect"}
+
+        async def send(msg: dict[str, Any]) -> None:
+            if msg["type"] == "http.response.start":
+                start.update(msg)
+            else:
+                chunks.append(msg.get("body", b""))
+
+        scope = _scope(http_method, path, hdrs, len(body))
+        await self.app(scope, receive, send)
+        disconnect.set()
+        resp_headers = {k.decode(): v.decode() for k, v in start.get("headers", [])}
+        data = b"".join(chunks)
+        messages = parse_body(resp_headers.get("content-type", ""), data) if data else []
+        method = message.get("method", "?") if isinstance(message, dict) else "?"
+        for m in messages:
+            record(method, m)
+        return Reply(start["status"], resp_headers, data, messages)
+
+    @contextlib.asynccontextmanager
+    async def stream(
+        self, message: dict[str, Any], headers: dict[str, str] | None = None
+    ) -> AsyncIterator[Stream]:
+        """Open a long-lived POST (listen, slow tools); closing the block disconnects."""
+        hdrs = headers if headers is not None else headers_for(message)
+        body = orjson.dumps(message)
+        stream = Stream(message.get("method", "?"))
+        disconnect = asyncio.Event()
+        sent_body = False
+
+        async def receive() -> dict[str, Any]:
+            nonlocal sent_body
+            if not sent_body:
+                sent_body = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            await disconnect.wait()
+            return {"type": "http.disconnect"}
+
+        task = asyncio.create_task(
+            self.app(_scope("POST", "/mcp", hdrs, len(body)), receive, stream.send)
+        )
+        try:
+            yield stream
+        finally:
+            disconnect.set()
+            await asyncio.wait_for(task, 5)
+            stream.task_done = True
+
+
+class Stream:
+    def __init__(self, method: str) -> None:
+        self.method = method
+        self.status: int | None = None
+        self.headers: dict[str, str] = {}
+        self.queue: asyncio.Queue[dict[str, Any] | bytes | None] = asyncio.Queue()
+        self.buffer = b""
+        self.task_done = False
+        self.ended = False
+
+    async def send(self, msg: dict[str, Any]) -> None:
+        if msg["type"] == "http.response.start":
+            self.status = msg["status"]
+            self.headers = {k.decode(): v.decode() for k, v in msg["headers"]}
+            return
+        self.buffer += msg.get("body", b"")
+        while b"\n\n" in self.buffer:
+            event, self.buffer = self.buffer.split(b"\n\n", 1)
+            if event.startswith(b":"):
+                await self.queue.put(event)
+                continue
+            data = b"\n".join(
+                line[5:].lstrip() for line in event.split(b"\n") if line.startswith(b"data:")
+            )
+            if data:
+                m = orjson.loads(data)
+                record(self.method, m)
+                await self.queue.put(m)
+        if not msg.get("more_body"):
+            if self.buffer.strip() and not self.headers.get("content-type", "").startswith(
+                "text/event-stream"
+            ):
+                m = orjson.loads(self.buffer)
+                record(self.method, m)
+                await self.queue.put(m)
+            self.ended = True
+            await self.queue.put(None)
+
+    async def next(self, timeout: float = 5.0) -> dict[str, Any] | bytes | None:
+        return await asyncio.wait_for(self.queue.get(), timeout)
+
+
+def _scope(method: str, path: str, headers: dict[str, str], length: int) -> dict[str, Any]:
+    raw = [(k.lower().encode(), v.encode("utf-8")) for k, v in headers.items()]
+    if "content-length" not in {k.lower() for k in headers}:
+        raw.append((b"content-length", str(length).encode()))
+    return {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": method,
+        "scheme": "http",
+        "path": path,
+        "raw_path": path.encode(),
+        "query_string": b"",
+        "headers": raw,
+        "client": ("127.0.0.1", 5000),
+        "server": ("127.0.0.1", 8000),
+    }

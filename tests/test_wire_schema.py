@@ -1,0 +1,106 @@
+"""Every message the server produced anywhere in this test run is valid 2026-07-28 wire.
+
+The tests record what they receive into `support.WIRE`; this module runs last (conftest).
+Each message is checked against `JSONRPCMessage` and against the specific definition for its
+method: results by the request's method, notifications by their own.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from typing import Any
+
+import jsonschema_rs
+
+from support import ROOT, WIRE
+
+SCHEMA = ROOT.parent / "shared/spec/2026-07-28/schema.json"
+if not SCHEMA.exists():  # a clean clone sits beside shared/ (CI) or inside the work tree
+    SCHEMA = ROOT / "../shared/spec/2026-07-28/schema.json"
+
+RESULTS = {
+    "server/discover": "DiscoverResult",
+    "tools/list": "ListToolsResult",
+    "tools/call": "CallToolResult",
+    "resources/list": "ListResourcesResult",
+    "resources/templates/list": "ListResourceTemplatesResult",
+    "resources/read": "ReadResourceResult",
+    "prompts/list": "ListPromptsResult",
+    "prompts/get": "GetPromptResult",
+    "completion/complete": "CompleteResult",
+    "subscriptions/listen": "SubscriptionsListenResult",
+}
+NOTIFICATIONS = {
+    "notifications/progress": "ProgressNotification",
+    "notifications/message": "LoggingMessageNotification",
+    "notifications/tools/list_changed": "ToolListChangedNotification",
+    "notifications/prompts/list_changed": "PromptListChangedNotification",
+    "notifications/resources/list_changed": "ResourceListChangedNotification",
+    "notifications/resources/updated": "ResourceUpdatedNotification",
+    "notifications/subscriptions/acknowledged": "SubscriptionsAcknowledgedNotification",
+}
+
+
+@cache
+def validator(definition: str) -> Any:
+    schema = json.loads(SCHEMA.read_text())
+    return jsonschema_rs.validator_for({"$ref": f"#/$defs/{definition}", "$defs": schema["$defs"]})
+
+
+def definitions_for(method: str, message: dict[str, Any]) -> list[str]:
+    defs = ["JSONRPCMessage"]
+    if "error" in message:
+        defs.append("JSONRPCErrorResponse")
+    elif "result" in message:
+        defs.append("JSONRPCResultResponse")
+        if message["result"].get("resultType") == "input_required":
+            defs.append("InputRequiredResult")
+        elif method in RESULTS:
+            defs.append(RESULTS[method])
+    elif "method" in message:
+        assert message["method"] in NOTIFICATIONS, (
+            f"unexpected server notification {message['method']}"
+        )
+        defs.append(NOTIFICATIONS[message["method"]])
+        assert "id" not in message  # BASE-15
+    return defs
+
+
+def test_every_recorded_server_message_is_schema_valid() -> None:
+    assert len(WIRE) > 100, "the suite recorded too few messages to mean anything"
+    failures = []
+    kinds: set[str] = set()
+    for method, message in WIRE:
+        for definition in definitions_for(method, message):
+            kinds.add(definition)
+            value = (
+                message["result"]
+                if definition in RESULTS.values() or definition == "InputRequiredResult"
+                else message
+            )
+            errors = [e.message for e in validator(definition).iter_errors(value)]
+            if errors:
+                failures.append(
+                    f"{method} as {definition}: {errors[:3]}\n  {json.dumps(message)[:300]}"
+                )
+    assert not failures, "\n".join(failures[:20])
+    # The run covered the main shapes (so this test can fail when a kind goes missing).
+    assert {
+        "DiscoverResult",
+        "ListToolsResult",
+        "CallToolResult",
+        "ReadResourceResult",
+        "GetPromptResult",
+        "JSONRPCErrorResponse",
+        "ProgressNotification",
+        "SubscriptionsAcknowledgedNotification",
+    } <= kinds
+
+
+def test_the_validator_can_fail() -> None:
+    bad = {"jsonrpc": "2.0", "id": 1, "result": {"tools": [{"name": "x"}]}}
+    defs = definitions_for("tools/list", bad)
+    assert any(
+        not validator(d).is_valid(bad["result"] if d == "ListToolsResult" else bad) for d in defs
+    )
