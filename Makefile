@@ -1,0 +1,36 @@
+# mcpkit — `make test` and `make demo` bootstrap their own .venv (Python 3.11+).
+PYTHON ?= python3
+VENV   ?= .venv
+BIN     = $(VENV)/bin
+STAMP   = $(VENV)/.installed-stamp
+
+.PHONY: test lint typecheck unit demo conformance bench clean
+
+$(STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { echo "mcpkit needs Python 3.11+ (set PYTHON=...)"; exit 1; }
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[dev]'
+	touch $(STAMP)
+
+lint: $(STAMP)
+	$(BIN)/ruff check src tests examples bench
+	$(BIN)/ruff format --check src tests examples bench
+
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
+unit: $(STAMP)
+	$(BIN)/pytest
+
+test: lint typecheck unit
+
+demo: $(STAMP)
+	bash scripts/demo.sh
+
+conformance: $(STAMP)
+	bash ../shared/conformance/run.sh --baseline conformance/baseline.txt \
+	  server '$(BIN)/python tests/conformance/everything_server.py --port $$PORT' 2026-07-28
+
+clean:
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache conformance-results
