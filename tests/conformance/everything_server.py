@@ -180,6 +180,89 @@ async def test_logging_tool(ctx: Context) -> str:
     return "Logging tool completed"
 
 
+# -- multi round-trip input (2026-07-28 MRTR; FIXTURE 3.2) ---------------------------------------
+NAME_SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+
+
+@server.tool()
+async def test_input_required_result_elicitation(ctx: Context) -> str:
+    """Asks the user's name through elicitation."""
+    answer = await ctx.elicit("What is your name?", NAME_SCHEMA, key="user_name")
+    if not answer.accepted:
+        return f"The user chose to {answer.action}."
+    return f"Hello, {answer.content['name']}!"
+
+
+@server.tool()
+async def test_input_required_result_sampling(ctx: Context) -> str:
+    """Asks the client's model a question."""
+    reply = await ctx.sample("What is the capital of France?", max_tokens=100)
+    return f"The model said: {reply.text}"
+
+
+@server.tool()
+async def test_input_required_result_list_roots(ctx: Context) -> str:
+    """Lists the client's roots."""
+    roots = await ctx.list_roots()
+    return "Roots: " + ", ".join(r.uri for r in roots)
+
+
+@server.tool()
+async def test_input_required_result_request_state(ctx: Context) -> str:
+    """Carries its own data through requestState across the round."""
+    resumed = ctx.state.get("phase") == "asked"
+    ctx.state["phase"] = "asked"
+    await ctx.elicit(
+        "Please confirm",
+        {"type": "object", "properties": {"ok": {"type": "boolean"}}},
+        key="confirm",
+    )
+    return "state-ok: confirmed" if resumed else "state-missing"
+
+
+@server.tool()
+async def test_input_required_result_multiple_inputs(ctx: Context) -> str:
+    """Asks for elicitation, sampling and roots in one round."""
+    name, reply, roots = await ctx.gather(
+        ctx.elicit("What is your name?", NAME_SCHEMA, key="user_name"),
+        ctx.sample("Say hello", max_tokens=50, key="greeting"),
+        ctx.list_roots(key="roots"),
+    )
+    return f"name={name.action}, model={reply.text!r}, roots={len(roots)}"
+
+
+@server.tool()
+async def test_input_required_result_multi_round(ctx: Context) -> str:
+    """Two rounds: a name, then a colour."""
+    first = await ctx.elicit("What is your name?", NAME_SCHEMA, key="step1")
+    colour_schema = {"type": "object", "properties": {"color": {"type": "string"}}}
+    second = await ctx.elicit("What is your favourite colour?", colour_schema, key="step2")
+    return f"Both rounds done: {first.action}, {second.action}"
+
+
+@server.tool()
+async def test_input_required_result_tampered_state(ctx: Context) -> str:
+    """Its requestState is sealed; any change is rejected."""
+    answer = await ctx.elicit("What is your name?", NAME_SCHEMA, key="user_name")
+    return f"Untampered state, answer {answer.action}"
+
+
+@server.tool()
+async def test_input_required_result_capabilities(ctx: Context) -> str:
+    """Asks only for what the request declared."""
+    if ctx.has_capability("sampling"):
+        reply = await ctx.sample("Pick a number", max_tokens=10)
+        return f"sampled: {reply.text}"
+    if ctx.has_capability("elicitation"):
+        answer = await ctx.elicit(
+            "Pick a number", {"type": "object", "properties": {"n": {"type": "integer"}}}
+        )
+        return f"elicited: {answer.action}"
+    if ctx.has_capability("roots"):
+        return f"roots: {len(await ctx.list_roots())}"
+    return "The request declared no input capabilities."
+
+
 # -- resources ---------------------------------------------------------------------------------
 @server.resource(
     "test://static-text",
@@ -259,6 +342,18 @@ async def test_prompt_with_image() -> list[PromptMessage]:
         PromptMessage("user", ImageContent(PNG, "image/png")),
         PromptMessage("user", TextContent("Please analyze the image above.")),
     ]
+
+
+@server.prompt()
+async def test_input_required_result_prompt(ctx: Context) -> list[PromptMessage]:
+    """A prompt that first asks the user for context."""
+    answer = await ctx.elicit(
+        "What context should the prompt use?",
+        {"type": "object", "properties": {"context": {"type": "string"}}},
+        key="user_context",
+    )
+    context = (answer.content or {}).get("context", "none")
+    return [PromptMessage("user", TextContent(f"Use this context: {context}"))]
 
 
 @server.completion()

@@ -5,8 +5,19 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+from pydantic import BaseModel
+
 from ..protocol.errors import MissingRequiredClientCapability
 from ..protocol.meta import LOG_LEVEL_RANK, RequestMeta
+from .inputs import (
+    InputCall,
+    InputChannel,
+    elicitation_call,
+    roots_call,
+    sampling_call,
+    sampling_params,
+    url_elicitation_call,
+)
 
 if TYPE_CHECKING:
     from .server import Server
@@ -20,9 +31,26 @@ class Context:
 
     Cancellation reaches the handler as `asyncio.CancelledError` (client disconnect on HTTP,
     `notifications/cancelled` on stdio); let it propagate.
+
+    Input from the client (`elicit`, `sample`, `list_roots`): on the 2026-07-28 wire a missing
+    answer stops the handler and the client retries the whole request with the answers, so the
+    handler runs again from the top. Work done before the first question runs again on every
+    round: keep it cheap and idempotent, or save its outcome in `ctx.state` (a JSON-serialisable
+    dict carried, sealed, in `requestState`) and skip it when it is already there.
     """
 
-    __slots__ = ("_emit", "_last_progress", "meta", "method", "request_id", "server")
+    __slots__ = (
+        "_counters",
+        "_emit",
+        "_inputs",
+        "_last_progress",
+        "_state",
+        "meta",
+        "method",
+        "principal",
+        "request_id",
+        "server",
+    )
 
     def __init__(
         self,
@@ -31,13 +59,19 @@ class Context:
         method: str,
         meta: RequestMeta,
         emit: Emit | None,
+        inputs: InputChannel | None = None,
+        principal: str | None = None,
     ) -> None:
         self.server = server
         self.request_id = request_id
         self.method = method
         self.meta = meta
+        self.principal = principal
         self._emit = emit
+        self._inputs = inputs
         self._last_progress: float | None = None
+        self._counters: dict[str, int] = {}
+        self._state: dict[str, Any] | None = None
 
     # -- what the client said about itself -------------------------------------------------
     @property
@@ -112,3 +146,76 @@ class Context:
 
     async def error(self, data: Any, logger: str | None = None) -> None:
         await self.log("error", data, logger)
+
+    # -- input from the client (MRTR on 2026-07-28, real requests on legacy sessions) --------
+    @property
+    def state(self) -> dict[str, Any]:
+        """Handler data that survives re-execution across input rounds (sealed, not stored)."""
+        if self._state is None:
+            self._state = getattr(self._inputs, "state", None)
+            if self._state is None:
+                self._state = {}
+        return self._state
+
+    def _key(self, kind: str, key: str | None) -> str:
+        if key is not None:
+            return key
+        n = self._counters.get(kind, 0) + 1
+        self._counters[kind] = n
+        return f"{kind}-{n}"
+
+    def _bind(self, call: InputCall) -> InputCall:
+        call.channel = self._inputs
+        return call
+
+    def elicit(
+        self, message: str, schema: type[BaseModel] | dict[str, Any], *, key: str | None = None
+    ) -> InputCall:
+        """Ask the user to fill a form. Await it: an `ElicitResult` (accept, decline or cancel)."""
+        return self._bind(elicitation_call(self._key("elicitation", key), message, schema))
+
+    def elicit_url(self, message: str, url: str, *, key: str | None = None) -> InputCall:
+        """Send the user to a URL (secrets, OAuth to third parties: ELIC-02). Await it."""
+        return self._bind(url_elicitation_call(self._key("elicitation", key), message, url))
+
+    def sample(
+        self,
+        messages: str | list[dict[str, Any]],
+        *,
+        max_tokens: int = 1000,
+        system_prompt: str | None = None,
+        temperature: float | None = None,
+        stop_sequences: list[str] | None = None,
+        model_preferences: dict[str, Any] | None = None,
+        include_context: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        tools: list[dict[str, Any]] | None = None,
+        tool_choice: dict[str, Any] | None = None,
+        key: str | None = None,
+    ) -> InputCall:
+        """Ask the client's model (sampling, deprecated in 2026-07-28). Await: a `SamplingResult`."""
+        params = sampling_params(
+            messages,
+            max_tokens,
+            system_prompt=system_prompt,
+            temperature=temperature,
+            stop_sequences=stop_sequences,
+            model_preferences=model_preferences,
+            include_context=include_context,
+            metadata=metadata,
+            tools=tools,
+            tool_choice=tool_choice,
+        )
+        return self._bind(sampling_call(self._key("sampling", key), params))
+
+    def list_roots(self, *, key: str | None = None) -> InputCall:
+        """The client's roots (deprecated in 2026-07-28). Await: a list of `Root`."""
+        return self._bind(roots_call(self._key("roots", key)))
+
+    async def gather(self, *calls: InputCall) -> list[Any]:
+        """Ask several questions in one round; answers in the same order."""
+        if self._inputs is None:
+            raise RuntimeError(
+                "input can only be requested in tools/call, prompts/get and resources/read"
+            )
+        return await self._inputs.resolve(list(calls))

@@ -13,6 +13,7 @@ from ..protocol.jsonrpc import Fragment, Request
 from ..protocol.meta import RequestMeta
 from .caching import decode_cursor, encode_cursor
 from .context import Context, Emit
+from .inputs import InputRequired, ModernInputs
 
 if TYPE_CHECKING:
     from .server import Server
@@ -83,6 +84,33 @@ def _lister(
     return handler
 
 
+async def _with_inputs(
+    server: Server,
+    request: Request,
+    meta: RequestMeta,
+    emit: Emit | None,
+    needs_context: bool,
+    run: Callable[[Context | None], Awaitable[dict[str, Any]]],
+) -> dict[str, Any]:
+    """Run a handler that may ask the client for input (MRTR-03); answer `input_required`."""
+    params = _params(request)
+    inputs: ModernInputs | None = None
+    if "requestState" in params or "inputResponses" in params:
+        inputs = await server.mrtr.begin(request.method, params, meta, None)
+    if not needs_context:
+        return _finish(server, request.method, await run(None))
+    if inputs is None:
+        inputs = ModernInputs(meta, {}, {})
+    ctx = Context(server, request.id, request.method, meta, emit, inputs)
+    try:
+        result = await run(ctx)
+    except InputRequired as signal:
+        return _finish(
+            server, "", server.mrtr.input_required(signal, inputs, request.method, params, None)
+        )
+    return _finish(server, request.method, result)
+
+
 async def tools_call(server: Server, request: Request, meta: RequestMeta, emit: Emit | None) -> Any:
     params = _params(request)
     name = params.get("name")
@@ -96,9 +124,20 @@ async def tools_call(server: Server, request: Request, meta: RequestMeta, emit: 
         arguments = {}
     elif type(arguments) is not dict:
         raise InvalidParams('Invalid params: "arguments" must be an object')
-    ctx = Context(server, request.id, request.method, meta, emit) if tool.context_param else None
-    result = await tool.call(arguments, ctx)
-    return _finish(server, "tools/call", result)
+    if (
+        tool.context_param is None
+        and "requestState" not in params
+        and "inputResponses" not in params
+    ):
+        return _finish(server, "tools/call", await tool.call(arguments, None))  # the hot path
+    return await _with_inputs(
+        server,
+        request,
+        meta,
+        emit,
+        tool.context_param is not None,
+        lambda ctx: tool.call(arguments, ctx),
+    )
 
 
 async def resources_read(
@@ -109,29 +148,28 @@ async def resources_read(
         raise InvalidParams('Invalid params: "uri" must be a string')
     resource = server.resources.get(uri)
     if resource is not None:
-        ctx = (
-            Context(server, request.id, request.method, meta, emit)
-            if resource.context_param
-            else None
-        )
-        contents = await resource.read(uri, ctx)
+        read: Callable[[Context | None], Awaitable[list[dict[str, Any]]]] = lambda ctx: (
+            resource.read(uri, ctx)
+        )  # noqa: E731
+        needs_context = resource.context_param is not None
     else:
         for template in server.templates:
             variables = template.match(uri)
             if variables is not None:
-                ctx = (
-                    Context(server, request.id, request.method, meta, emit)
-                    if template.context_param
-                    else None
-                )
-                contents = await template.read(uri, variables, ctx)
+                read = lambda ctx, t=template, v=variables: t.read(uri, v, ctx)  # type: ignore[misc]  # noqa: E731
+                needs_context = template.context_param is not None
                 break
         else:
             # RES-13 / RES-15: -32602 with the URI, never an empty `contents`.
             raise InvalidParams(f"Resource not found: {uri}", {"uri": uri})
-    if not contents:
-        raise InvalidParams(f"Resource not found: {uri}", {"uri": uri})
-    return _finish(server, "resources/read", {"resultType": "complete", "contents": contents})
+
+    async def run(ctx: Context | None) -> dict[str, Any]:
+        contents = await read(ctx)
+        if not contents:
+            raise InvalidParams(f"Resource not found: {uri}", {"uri": uri})
+        return {"resultType": "complete", "contents": contents}
+
+    return await _with_inputs(server, request, meta, emit, needs_context, run)
 
 
 async def prompts_get(
@@ -149,8 +187,14 @@ async def prompts_get(
         arguments = {}
     elif type(arguments) is not dict:
         raise InvalidParams('Invalid params: "arguments" must be an object of strings')
-    ctx = Context(server, request.id, request.method, meta, emit) if prompt.context_param else None
-    return _finish(server, "prompts/get", await prompt.get(arguments, ctx))
+    return await _with_inputs(
+        server,
+        request,
+        meta,
+        emit,
+        prompt.context_param is not None,
+        lambda ctx: prompt.get(arguments, ctx),
+    )
 
 
 async def complete(server: Server, request: Request, meta: RequestMeta, emit: Emit | None) -> Any:

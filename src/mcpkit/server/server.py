@@ -15,7 +15,10 @@ from ..protocol.versions import META_PROTOCOL_VERSION, META_SERVER_INFO, MODERN_
 from . import methods
 from .caching import DEFAULT_CACHE, CacheHint
 from .context import Emit
+from .events import EventBus
+from .mrtr import MrtrEngine
 from .prompts import Prompt
+from .request_state import StateSealer, StateStore
 from .resources import Resource, ResourceTemplate
 from .subscriptions import RESOURCE_UPDATED, Subscription, SubscriptionHub
 from .tools import Tool
@@ -56,6 +59,10 @@ class Server:
         cache: dict[str, CacheHint] | None = None,
         page_size: int | None = None,
         include_server_info: bool = True,
+        state_keys: list[bytes | str] | None = None,
+        state_ttl_seconds: float = 600.0,
+        single_use_state: StateStore | None = None,
+        event_bus: EventBus | None = None,
     ) -> None:
         self.info = Implementation(name, version, title=title, website_url=website_url, icons=icons)
         self.instructions = instructions
@@ -72,7 +79,12 @@ class Server:
         self.templates: list[ResourceTemplate] = []
         self.prompts: dict[str, Prompt] = {}
         self.completer: Completer | None = None
-        self.subscriptions = SubscriptionHub()
+        self.subscriptions = SubscriptionHub(bus=event_bus)
+        # requestState keys: first seals, all open (rotation). Give every instance the same keys
+        # (or MCPKIT_STATE_KEYS) when several serve one endpoint.
+        self.mrtr = MrtrEngine(
+            StateSealer(state_keys, ttl_seconds=state_ttl_seconds), single_use_state
+        )
         self.list_cache: dict[tuple[str, Any], Any] = {}
         self._methods = methods.METHODS
 
@@ -279,6 +291,14 @@ class Server:
         return self.subscriptions.open(request.id, params.get("notifications"), supported)
 
     # -- serving ---------------------------------------------------------------------------
+    async def startup(self) -> None:
+        """Called by transports when serving begins (connects the event bus)."""
+        await self.subscriptions.start()
+
+    async def shutdown(self) -> None:
+        """Called by transports when serving ends: listen streams get their final result."""
+        await self.subscriptions.stop()
+
     def http_app(self, **options: Any) -> StreamableHTTPApp:
         """The raw ASGI app (mount it in Starlette/FastAPI, or serve it with any ASGI server)."""
         from ..transports.http import StreamableHTTPApp

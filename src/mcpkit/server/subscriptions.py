@@ -8,6 +8,7 @@ from typing import Any
 
 from ..protocol.errors import InvalidParams
 from ..protocol.versions import META_SUBSCRIPTION_ID
+from .events import EventBus, LocalEventBus
 
 #: Filter keys (SubscriptionFilter) and the notification each one lets through.
 LIST_FILTERS = {
@@ -81,12 +82,31 @@ class Subscription:
 
 
 class SubscriptionHub:
-    """All listen streams of one server process. Thread-safe `publish`."""
+    """All listen streams of one server process. Thread-safe `publish`; changes also go to the
+    event bus so that other instances' streams hear them."""
 
-    def __init__(self, max_queue: int = 256) -> None:
+    def __init__(self, max_queue: int = 256, bus: EventBus | None = None) -> None:
         self._subs: set[Subscription] = set()
         self._max_queue = max_queue
         self._loop: asyncio.AbstractEventLoop | None = None
+        self.bus: EventBus = bus or LocalEventBus()
+        self._started = False
+
+    async def start(self) -> None:
+        if not self._started:
+            self._started = True
+            self._loop = asyncio.get_running_loop()
+            await self.bus.start(self.deliver_remote)
+
+    async def stop(self) -> None:
+        self.close_all()
+        if self._started:
+            self._started = False
+            await self.bus.close()
+
+    def deliver_remote(self, method: str, params: dict[str, Any] | None, uri: str | None) -> None:
+        """A change made on another instance."""
+        self._deliver(method, params, uri)
 
     def __len__(self) -> int:
         return len(self._subs)
@@ -120,11 +140,17 @@ class SubscriptionHub:
         self, method: str, params: dict[str, Any] | None = None, uri: str | None = None
     ) -> None:
         loop = self._loop
-        if loop is None or not self._subs:
+        if loop is None:
             return
         if loop.is_running() and threading.get_ident() != getattr(loop, "_thread_id", None):
-            loop.call_soon_threadsafe(self._deliver, method, params, uri)
+            loop.call_soon_threadsafe(self._publish, method, params, uri)
         else:
+            self._publish(method, params, uri)
+
+    def _publish(self, method: str, params: dict[str, Any] | None, uri: str | None) -> None:
+        if self._started:
+            self.bus.publish(method, params, uri)
+        if self._subs:
             self._deliver(method, params, uri)
 
     def _deliver(self, method: str, params: dict[str, Any] | None, uri: str | None) -> None:

@@ -16,6 +16,7 @@ from ..protocol.headers import HeaderParam, find_header_params
 from ..protocol.jsonschema import compile_schema, first_errors
 from .context import Context
 from .handlers import invoke, is_async_callable
+from .inputs import InputRequired
 from .results import OutputSpec, error_result, tool_result
 from .signature import Signature, format_validation_error
 
@@ -117,7 +118,7 @@ class Tool:
             )
         try:
             value = await invoke(self.fn, self.is_async, kwargs, self.context_param, ctx)
-        except MCPError:
+        except (MCPError, InputRequired):
             raise
         except ToolError as exc:
             return error_result(str(exc))

@@ -117,9 +117,14 @@ class StreamableHTTPApp:
         while True:
             msg = await receive()
             if msg["type"] == "lifespan.startup":
+                try:
+                    await self.server.startup()
+                except Exception as exc:
+                    await send({"type": "lifespan.startup.failed", "message": str(exc)})
+                    return
                 await send({"type": "lifespan.startup.complete"})
             elif msg["type"] == "lifespan.shutdown":
-                self.server.subscriptions.close_all()
+                await self.server.shutdown()
                 await send({"type": "lifespan.shutdown.complete"})
                 return
 

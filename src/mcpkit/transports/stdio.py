@@ -46,6 +46,13 @@ class StdioConnection:
 
     async def serve(self) -> None:
         """Read until EOF, then let in-flight requests finish (TR-STDIO-12)."""
+        await self.server.startup()
+        try:
+            await self._serve()
+        finally:
+            await self.server.shutdown()
+
+    async def _serve(self) -> None:
         while True:
             try:
                 line = await self.reader.readline()
