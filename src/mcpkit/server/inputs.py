@@ -56,7 +56,7 @@ class Root:
     name: str | None = None
 
 
-class InputRequired(Exception):  # noqa: N818 - a control-flow signal, not an error
+class InputRequired(Exception):
     """Raised out of a handler when answers are missing; carries what to ask for."""
 
     def __init__(self, requests: dict[str, dict[str, Any]]) -> None:

@@ -14,6 +14,7 @@ from ..protocol.meta import RequestMeta
 from .caching import decode_cursor, encode_cursor
 from .context import Context, Emit
 from .inputs import InputRequired, ModernInputs
+from .resources import ResourceTemplate
 
 if TYPE_CHECKING:
     from .server import Server
@@ -147,29 +148,31 @@ async def resources_read(
     if type(uri) is not str:
         raise InvalidParams('Invalid params: "uri" must be a string')
     resource = server.resources.get(uri)
-    if resource is not None:
-        read: Callable[[Context | None], Awaitable[list[dict[str, Any]]]] = lambda ctx: (
-            resource.read(uri, ctx)
-        )  # noqa: E731
-        needs_context = resource.context_param is not None
-    else:
-        for template in server.templates:
-            variables = template.match(uri)
-            if variables is not None:
-                read = lambda ctx, t=template, v=variables: t.read(uri, v, ctx)  # type: ignore[misc]  # noqa: E731
-                needs_context = template.context_param is not None
+    template: ResourceTemplate | None = None
+    variables: dict[str, str] = {}
+    if resource is None:
+        for candidate in server.templates:
+            matched = candidate.match(uri)
+            if matched is not None:
+                template, variables = candidate, matched
                 break
         else:
             # RES-13 / RES-15: -32602 with the URI, never an empty `contents`.
             raise InvalidParams(f"Resource not found: {uri}", {"uri": uri})
 
     async def run(ctx: Context | None) -> dict[str, Any]:
-        contents = await read(ctx)
+        if resource is not None:
+            contents = await resource.read(uri, ctx)
+        else:
+            assert template is not None
+            contents = await template.read(uri, variables, ctx)
         if not contents:
             raise InvalidParams(f"Resource not found: {uri}", {"uri": uri})
         return {"resultType": "complete", "contents": contents}
 
-    return await _with_inputs(server, request, meta, emit, needs_context, run)
+    owner = resource if resource is not None else template
+    assert owner is not None
+    return await _with_inputs(server, request, meta, emit, owner.context_param is not None, run)
 
 
 async def prompts_get(
