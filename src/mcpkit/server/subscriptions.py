@@ -91,6 +91,7 @@ class SubscriptionHub:
         self._loop: asyncio.AbstractEventLoop | None = None
         self.bus: EventBus = bus or LocalEventBus()
         self._started = False
+        self._drained: asyncio.Event | None = None
 
     async def start(self) -> None:
         if not self._started:
@@ -130,11 +131,23 @@ class SubscriptionHub:
         self._loop = asyncio.get_running_loop()
         sub = Subscription(sub_id, honoured, self._max_queue)
         self._subs.add(sub)
+        if self._drained is not None:
+            self._drained.clear()
         return sub
 
     def close(self, sub: Subscription) -> None:
         sub.closed = True
         self._subs.discard(sub)
+        if not self._subs and self._drained is not None:
+            self._drained.set()
+
+    async def drained(self) -> None:
+        """Wait until no listen stream is open (for shutdown and observability)."""
+        if not self._subs:
+            return
+        if self._drained is None:
+            self._drained = asyncio.Event()
+        await self._drained.wait()
 
     def publish(
         self, method: str, params: dict[str, Any] | None = None, uri: str | None = None

@@ -1,0 +1,141 @@
+"""Two real server processes sharing one Redis and one key set (issue: many instances)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import sys
+from collections.abc import AsyncIterator
+from typing import Any
+
+import aiohttp
+import orjson
+import pytest
+
+from mcpkit.server.request_state import generate_key
+from support import ROOT, headers_for, meta, record, rpc
+from test_http_server import free_port, post
+
+REDIS = shutil.which("redis-server")
+pytestmark = pytest.mark.skipif(
+    REDIS is None and not os.environ.get("CI"),
+    reason="redis-server is not installed (CI installs it)",
+)
+
+
+async def wait_port(port: int, proc: asyncio.subprocess.Process) -> None:
+    deadline = asyncio.get_running_loop().time() + 20
+    while True:
+        try:
+            _, writer = await asyncio.open_connection("127.0.0.1", port)
+            writer.close()
+            return
+        except OSError:
+            if proc.returncode is not None or asyncio.get_running_loop().time() > deadline:
+                raise RuntimeError(f"nothing listens on {port}") from None
+            await asyncio.sleep(0.05)
+
+
+@pytest.fixture
+async def cluster() -> AsyncIterator[tuple[str, str]]:
+    assert REDIS is not None, "redis-server is required in CI"
+    rport, aport, bport = free_port(), free_port(), free_port()
+    procs = [
+        await asyncio.create_subprocess_exec(
+            REDIS,
+            "--port",
+            str(rport),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            stdout=asyncio.subprocess.DEVNULL,
+        )
+    ]
+    await wait_port(rport, procs[0])
+    env = {**os.environ, "MCPKIT_STATE_KEYS": generate_key()}
+    for port in (aport, bport):
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable,
+            str(ROOT / "tests/servers/cluster_server.py"),
+            str(port),
+            f"redis://127.0.0.1:{rport}/0",
+            env=env,
+        )
+        procs.append(proc)
+        await wait_port(port, proc)
+    yield f"http://127.0.0.1:{aport}", f"http://127.0.0.1:{bport}"
+    for proc in procs:
+        proc.terminate()
+    for proc in procs:
+        await asyncio.wait_for(proc.wait(), 10)
+
+
+def with_caps(message: dict[str, Any]) -> dict[str, Any]:
+    message["params"]["_meta"] = meta({"elicitation": {}})
+    return message
+
+
+async def subscription_count(s: aiohttp.ClientSession, url: str, wait_drained: bool = False) -> int:
+    _, msgs = await post(
+        s,
+        url,
+        rpc(
+            "tools/call",
+            {"name": "subscription_count", "arguments": {"wait_drained": wait_drained}},
+        ),
+    )
+    return int(msgs[0]["result"]["structuredContent"])
+
+
+async def test_mrtr_round_moves_between_instances(cluster: tuple[str, str]) -> None:
+    a, b = cluster
+    async with aiohttp.ClientSession() as s:
+        _, msgs = await post(s, a, with_caps(rpc("tools/call", {"name": "greet"})))
+        first = msgs[0]["result"]
+        assert first["resultType"] == "input_required"
+        (key,) = first["inputRequests"]
+        retry = rpc(
+            "tools/call",
+            {
+                "name": "greet",
+                "inputResponses": {key: {"action": "accept", "content": {"name": "Ann"}}},
+                "requestState": first["requestState"],
+            },
+            id=2,
+        )
+        _, msgs = await post(s, b, with_caps(retry))
+        assert msgs[0]["result"]["content"][0]["text"].startswith("Hello, Ann!")
+        assert b.rsplit(":", 1)[1] in msgs[0]["result"]["content"][0]["text"]  # completed on B
+
+
+async def test_changes_on_a_reach_listeners_on_b(cluster: tuple[str, str]) -> None:
+    a, b = cluster
+    listen = rpc(
+        "subscriptions/listen",
+        {"notifications": {"toolsListChanged": True, "resourceSubscriptions": ["cluster://doc"]}},
+        id="sub-b",
+    )
+    hdrs = headers_for(listen)
+    hdrs.pop("host")
+    async with aiohttp.ClientSession() as s:
+        async with s.post(b + "/mcp", data=orjson.dumps(listen), headers=hdrs) as stream:
+            ack = orjson.loads((await stream.content.readuntil(b"\n\n"))[5:])
+            record("subscriptions/listen", ack)
+            assert ack["method"] == "notifications/subscriptions/acknowledged"
+            assert await subscription_count(s, b) == 1
+            await post(s, a, rpc("tools/call", {"name": "change"}))  # caused on A
+            seen = set()
+            for _ in range(2):
+                note = orjson.loads(
+                    (await asyncio.wait_for(stream.content.readuntil(b"\n\n"), 10))[5:]
+                )
+                record("subscriptions/listen", note)
+                assert note["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == "sub-b"
+                seen.add(note["method"])
+            assert seen == {"notifications/tools/list_changed", "notifications/resources/updated"}
+        # The stream is closed: B frees the subscription (B answers once it has none open).
+        assert await subscription_count(s, b, wait_drained=True) == 0
