@@ -14,7 +14,14 @@ async def test_discover(client: AsgiClient) -> None:
     assert r.status == 200 and r.headers["content-type"] == "application/json"
     res = r.result
     assert res["resultType"] == "complete"  # BASE-07
-    assert res["supportedVersions"] == ["2026-07-28"]
+    # B.1.4: a dual-era server lists every version it serves, the session era's too.
+    assert res["supportedVersions"] == [
+        "2026-07-28",
+        "2025-11-25",
+        "2025-06-18",
+        "2025-03-26",
+        "2024-11-05",
+    ]
     assert set(res["capabilities"]) >= {"tools", "prompts", "resources", "completions"}  # DISC-05
     assert res["_meta"]["io.modelcontextprotocol/serverInfo"]["name"] == "mcpkit-everything-server"
     assert isinstance(res["ttlMs"], int) and res["cacheScope"] in ("public", "private")  # DISC-04

@@ -10,7 +10,11 @@ from typing import Any
 import orjson
 import pytest
 
+from mcpkit import Server
+from mcpkit.protocol.versions import LEGACY_VERSIONS
 from support import AsgiClient, headers_for, meta, rpc
+
+ADVERTISED = ["2026-07-28", *LEGACY_VERSIONS]
 
 
 def h(message: dict[str, Any], **changes: str | None) -> dict[str, str]:
@@ -156,7 +160,21 @@ async def test_unsupported_version(client: AsgiClient) -> None:
     msg = rpc("tools/list", **{"io.modelcontextprotocol/protocolVersion": "v999"})
     r = await client.post(msg, h(msg, mcp_protocol_version="v999"))
     assert (r.status, r.code) == (400, -32022)  # VER-02
-    assert r.json["error"]["data"] == {"supported": ["2026-07-28"], "requested": "v999"}
+    assert r.json["error"]["data"] == {"supported": ADVERTISED, "requested": "v999"}
+    # A modern request naming a session-era version is still refused on the stateless wire.
+    msg = rpc("tools/list", **{"io.modelcontextprotocol/protocolVersion": "2025-11-25"})
+    r = await client.post(msg, h(msg, mcp_protocol_version="2025-11-25"))
+    assert (r.status, r.code) == (400, -32022)
+
+
+def modern_only() -> AsgiClient:
+    server = Server("modern-only", legacy=False)
+
+    @server.tool()
+    async def ping_tool() -> str:
+        return "pong"
+
+    return AsgiClient(server.http_app())
 
 
 async def test_legacy_initialize_names_supported_versions(client: AsgiClient) -> None:
@@ -170,8 +188,8 @@ async def test_legacy_initialize_names_supported_versions(client: AsgiClient) ->
             "clientInfo": {"name": "x", "version": "1"},
         },
     }
-    r = await client.post(msg, h(msg, mcp_protocol_version=None))
-    assert (r.status, r.code) == (400, -32022)  # VER-12
+    r = await modern_only().post(msg, h(msg, mcp_protocol_version=None))
+    assert (r.status, r.code) == (400, -32022)  # VER-12: a modern-only server names its versions
     assert r.json["error"]["data"]["supported"] == ["2026-07-28"]
 
 
@@ -263,9 +281,12 @@ async def test_loopback_origin_allowed(client: AsgiClient) -> None:
 
 async def test_get_and_delete_are_not_allowed(client: AsgiClient) -> None:
     for verb in ("GET", "DELETE"):
-        r = await client.post(LIST, h(LIST), http_method=verb)
+        r = await modern_only().post(LIST, h(LIST), http_method=verb)
         assert r.status == 405  # TR-HBC-04
         assert r.headers["allow"] == "POST"
+        # Dual-era: GET and DELETE exist only inside a session (B.1.2).
+        r = await client.post(LIST, h(LIST), http_method=verb)
+        assert r.status == 405 and r.headers["allow"] == "GET, POST, DELETE"
 
 
 async def test_notification_is_accepted(client: AsgiClient) -> None:

@@ -54,7 +54,7 @@ async def proc() -> AsyncIterator[Proc]:
 
 async def test_call_and_discover(proc: Proc) -> None:
     proc.send(rpc("server/discover", id=1))
-    assert (await proc.read())["result"]["supportedVersions"] == ["2026-07-28"]
+    assert (await proc.read())["result"]["supportedVersions"][0] == "2026-07-28"
     proc.send(rpc("tools/call", {"name": "echo", "arguments": {"text": "hi"}}, id=2))
     assert (await proc.read())["result"]["content"][0]["text"] == "hi"
 

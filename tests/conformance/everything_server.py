@@ -180,6 +180,92 @@ async def test_logging_tool(ctx: Context) -> str:
     return "Logging tool completed"
 
 
+# -- server→client requests on the 2025-11-25 session wire (FIXTURE 3.1) -------------------------
+# The same ctx.sample / ctx.elicit calls as the MRTR tools below: on a session they are real
+# requests to the client; on the 2026-07-28 wire they become input_required rounds.
+@server.tool()
+async def test_sampling(prompt: str, ctx: Context) -> str:
+    """Asks the client's model to answer the prompt."""
+    reply = await ctx.sample(
+        [{"role": "user", "content": {"type": "text", "text": prompt}}], max_tokens=100
+    )
+    return f"LLM response: {reply.text}"
+
+
+@server.tool()
+async def test_elicitation(message: str, ctx: Context) -> str:
+    """Asks the user for a username and an email address."""
+    answer = await ctx.elicit(
+        message,
+        {
+            "type": "object",
+            "properties": {
+                "username": {"type": "string", "description": "Your username"},
+                "email": {"type": "string", "description": "Your email address"},
+            },
+            "required": ["username", "email"],
+        },
+    )
+    return f"User response: action={answer.action}, content={json.dumps(answer.content)}"
+
+
+@server.tool()
+async def test_elicitation_sep1034_defaults(ctx: Context) -> str:
+    """Elicitation whose fields carry defaults (SEP-1034)."""
+    answer = await ctx.elicit(
+        "Please review and update the form fields with defaults",
+        {
+            "type": "object",
+            "properties": {
+                "name": {"type": "string", "default": "John Doe"},
+                "age": {"type": "integer", "default": 30},
+                "score": {"type": "number", "default": 95.5},
+                "status": {
+                    "type": "string",
+                    "enum": ["active", "inactive", "pending"],
+                    "default": "active",
+                },
+                "verified": {"type": "boolean", "default": True},
+            },
+        },
+    )
+    return f"Elicitation completed: action={answer.action}, content={json.dumps(answer.content)}"
+
+
+@server.tool()
+async def test_elicitation_sep1330_enums(ctx: Context) -> str:
+    """Elicitation with every enum shape of SEP-1330."""
+    options = ["option1", "option2", "option3"]
+    titled = [{"const": f"value{i}", "title": f"Value {i}"} for i in (1, 2, 3)]
+    answer = await ctx.elicit(
+        "Please select options from the enum fields",
+        {
+            "type": "object",
+            "properties": {
+                "untitledSingle": {"type": "string", "enum": options},
+                "titledSingle": {"type": "string", "oneOf": titled},
+                "legacyEnum": {
+                    "type": "string",
+                    "enum": ["opt1", "opt2", "opt3"],
+                    "enumNames": ["Option One", "Option Two", "Option Three"],
+                },
+                "untitledMulti": {"type": "array", "items": {"type": "string", "enum": options}},
+                "titledMulti": {"type": "array", "items": {"anyOf": titled}},
+            },
+        },
+    )
+    return f"Elicitation completed: action={answer.action}, content={json.dumps(answer.content)}"
+
+
+@server.tool()
+async def test_reconnection(ctx: Context) -> str:
+    """Closes its SSE stream mid-call (2025-11-25 HTTP, SEP-1699); the result follows on the
+    stream the client resumes with Last-Event-ID."""
+    ctx.close_sse_stream()
+    await asyncio.sleep(0.1)  # the "work" that outlasts the first connection
+    return "Reconnection test completed"
+
+
 # -- multi round-trip input (2026-07-28 MRTR; FIXTURE 3.2) ---------------------------------------
 NAME_SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
 

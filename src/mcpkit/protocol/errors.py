@@ -5,10 +5,13 @@
     ├── InvalidRequest               -32600  not a JSON-RPC 2.0 request object
     ├── MethodNotFound               -32601  unknown or removed method (HTTP 404)
     ├── InvalidParams                -32602  bad params, unknown tool/prompt/resource, bad cursor
+    │   └── ResourceNotFound         -32602  (-32002 on the 2025-11-25 wire: RES-14, BASE-20)
     ├── InternalError                -32603  unexpected server failure
     ├── HeaderMismatch               -32020  HTTP headers missing or differing from the body
     ├── MissingRequiredClientCapability -32021  request needs a capability it did not declare
-    └── UnsupportedProtocolVersion   -32022  version not served (data.supported, data.requested)
+    ├── UnsupportedProtocolVersion   -32022  version not served (data.supported, data.requested)
+    ├── SessionNotFound              -32600  2025-11-25 HTTP: unknown/ended Mcp-Session-Id (HTTP 404)
+    └── SessionLimitReached          -32000  2025-11-25 HTTP: too many live sessions (HTTP 503)
 
 Each class carries `http_status`, the status the Streamable HTTP transport answers with
 (CHECKLIST appendix C/D). A caller raising `MCPError(code, ...)` with any other code gets a
@@ -87,6 +90,15 @@ class InvalidParams(MCPError):
     default_message = "Invalid params"
 
 
+class ResourceNotFound(InvalidParams):
+    """RES-13/15: no resource at this URI. `data` carries the URI. The 2025-11-25 session wire
+    answers it with -32002 instead (see `mcpkit.server.legacy.shaping`)."""
+
+    def __init__(self, uri: str, message: str | None = None) -> None:
+        super().__init__(message or f"Resource not found: {uri}", {"uri": uri})
+        self.uri = uri
+
+
 class InternalError(MCPError):
     code = INTERNAL_ERROR
     default_message = "Internal error"
@@ -126,6 +138,22 @@ class UnsupportedProtocolVersion(MCPError):
         )
         self.requested = requested
         self.supported = list(supported)
+
+
+class SessionNotFound(InvalidRequest):
+    """2025-11-25 Streamable HTTP: the session id is unknown, ended or reaped. HTTP 404 tells the
+    client to start a new session with `initialize`."""
+
+    http_status = 404
+    default_message = "Session not found: it ended or never existed; send initialize again"
+
+
+class SessionLimitReached(MCPError):
+    """2025-11-25 Streamable HTTP: no room for another live session right now (HTTP 503)."""
+
+    code = -32000  # implementation-defined range of the 2025-11-25 wire
+    http_status = 503
+    default_message = "Too many open sessions; try again later"
 
 
 _BY_CODE: dict[int, type[MCPError]] = {

@@ -94,6 +94,11 @@ def read_request_meta(params: dict[str, Any] | None) -> RequestMeta:
     return RequestMeta(version, caps, info, level, token, meta)
 
 
-def check_version(version: str, supported: tuple[str, ...] | list[str]) -> None:
+def check_version(
+    version: str,
+    supported: tuple[str, ...] | list[str],
+    advertised: tuple[str, ...] | list[str] | None = None,
+) -> None:
+    """-32022 unless `version` is served here; `data.supported` lists `advertised` (all eras)."""
     if version not in supported:
-        raise UnsupportedProtocolVersion(version, list(supported))
+        raise UnsupportedProtocolVersion(version, list(advertised or supported))

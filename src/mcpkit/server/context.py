@@ -135,6 +135,15 @@ class Context:
             params["logger"] = logger
         await self._emit("notifications/message", params)
 
+    def close_sse_stream(self) -> None:
+        """2025-11-25 HTTP sessions (SEP-1699): end this request's SSE connection now; the client
+        reconnects with `Last-Event-ID` and receives the rest. The handler keeps running.
+        A no-op on stdio and on the 2026-07-28 wire (closing a stream there cancels the request).
+        """
+        outbox = getattr(self.meta, "outbox", None)
+        if outbox is not None:
+            outbox.release()
+
     async def debug(self, data: Any, logger: str | None = None) -> None:
         await self.log("debug", data, logger)
 

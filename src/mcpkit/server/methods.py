@@ -8,12 +8,12 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from ..protocol.errors import InvalidParams, MethodNotFound
+from ..protocol.errors import InvalidParams, MethodNotFound, ResourceNotFound
 from ..protocol.jsonrpc import Fragment, Request
 from ..protocol.meta import RequestMeta
 from .caching import decode_cursor, encode_cursor
 from .context import Context, Emit
-from .inputs import InputRequired, ModernInputs
+from .inputs import InputChannel, InputRequired, ModernInputs
 from .resources import ResourceTemplate
 
 if TYPE_CHECKING:
@@ -43,7 +43,7 @@ async def discover(server: Server, request: Request, meta: RequestMeta, emit: Em
     if cached is None:
         result: dict[str, Any] = {
             "resultType": "complete",
-            "supportedVersions": list(server.supported_versions),
+            "supportedVersions": list(server.advertised_versions),
             "capabilities": server.capabilities(),
         }
         if server.instructions:
@@ -54,9 +54,40 @@ async def discover(server: Server, request: Request, meta: RequestMeta, emit: Em
     return cached
 
 
-def _lister(
-    method: str, key: str, capability: str, items: Callable[[Server], list[dict[str, Any]]]
-) -> Handler:
+#: The paginated list methods: method → (result key, server capability, items).
+LISTS: dict[str, tuple[str, str, Callable[[Server], list[dict[str, Any]]]]] = {
+    "tools/list": ("tools", "tools", lambda s: [t.definition for t in s.tools.values()]),
+    "resources/list": (
+        "resources",
+        "resources",
+        lambda s: [r.definition for r in s.resources.values()],
+    ),
+    "resources/templates/list": (
+        "resourceTemplates",
+        "resources",
+        lambda s: [t.definition for t in s.templates],
+    ),
+    "prompts/list": ("prompts", "prompts", lambda s: [p.definition for p in s.prompts.values()]),
+}
+
+
+def list_page(server: Server, method: str, cursor: Any) -> dict[str, Any]:
+    """One page of a list method, without any era's decoration (PAG-*)."""
+    key, capability, items = LISTS[method]
+    if cursor is not None and type(cursor) is not str:
+        raise InvalidParams('Invalid params: "cursor" must be a string')
+    if capability not in server.capabilities():
+        raise MethodNotFound(f"Method not found: {method} (no {capability} on this server)")
+    everything = items(server)
+    start = 0 if cursor is None else decode_cursor(cursor, len(everything))
+    size = server.page_size or len(everything) or 1
+    result: dict[str, Any] = {key: everything[start : start + size]}
+    if start + size < len(everything):
+        result["nextCursor"] = encode_cursor(start + size)
+    return result
+
+
+def _lister(method: str) -> Handler:
     """A paginated, cacheable list method whose pages are encoded once per change (TOOL-06/07)."""
 
     async def handler(
@@ -69,15 +100,7 @@ def _lister(
         cached = server.list_cache.get(cache_key)
         if cached is not None:
             return cached
-        if capability not in server.capabilities():
-            raise MethodNotFound(f"Method not found: {method} (no {capability} on this server)")
-        everything = items(server)
-        start = 0 if cursor is None else decode_cursor(cursor, len(everything))
-        size = server.page_size or len(everything) or 1
-        page = everything[start : start + size]
-        result: dict[str, Any] = {"resultType": "complete", key: page}
-        if start + size < len(everything):
-            result["nextCursor"] = encode_cursor(start + size)
+        result = {"resultType": "complete", **list_page(server, method, cursor)}
         encoded = Fragment(orjson.dumps(_finish(server, method, result)))
         server.list_cache[cache_key] = encoded
         return encoded
@@ -95,8 +118,10 @@ async def _with_inputs(
 ) -> dict[str, Any]:
     """Run a handler that may ask the client for input (MRTR-03); answer `input_required`."""
     params = _params(request)
-    inputs: ModernInputs | None = None
-    if "requestState" in params or "inputResponses" in params:
+    # A legacy session's meta carries its own channel (real server→client requests, B.1.7);
+    # legacy clients never see MRTR, so requestState/inputResponses mean nothing there.
+    inputs: InputChannel | None = getattr(meta, "channel", None)
+    if inputs is None and ("requestState" in params or "inputResponses" in params):
         inputs = await server.mrtr.begin(request.method, params, meta, None)
     if not needs_context:
         return _finish(server, request.method, await run(None))
@@ -106,6 +131,7 @@ async def _with_inputs(
     try:
         result = await run(ctx)
     except InputRequired as signal:
+        assert isinstance(inputs, ModernInputs)
         return _finish(
             server, "", server.mrtr.input_required(signal, inputs, request.method, params, None)
         )
@@ -158,7 +184,7 @@ async def resources_read(
                 break
         else:
             # RES-13 / RES-15: -32602 with the URI, never an empty `contents`.
-            raise InvalidParams(f"Resource not found: {uri}", {"uri": uri})
+            raise ResourceNotFound(uri)
 
     async def run(ctx: Context | None) -> dict[str, Any]:
         if resource is not None:
@@ -167,7 +193,7 @@ async def resources_read(
             assert template is not None
             contents = await template.read(uri, variables, ctx)
         if not contents:
-            raise InvalidParams(f"Resource not found: {uri}", {"uri": uri})
+            raise ResourceNotFound(uri)
         return {"resultType": "complete", "contents": contents}
 
     owner = resource if resource is not None else template
@@ -251,26 +277,12 @@ def _completion(value: Any) -> dict[str, Any]:
 
 METHODS: dict[str, Handler] = {
     "server/discover": discover,
-    "tools/list": _lister(
-        "tools/list", "tools", "tools", lambda s: [t.definition for t in s.tools.values()]
-    ),
+    "tools/list": _lister("tools/list"),
     "tools/call": tools_call,
-    "resources/list": _lister(
-        "resources/list",
-        "resources",
-        "resources",
-        lambda s: [r.definition for r in s.resources.values()],
-    ),
-    "resources/templates/list": _lister(
-        "resources/templates/list",
-        "resourceTemplates",
-        "resources",
-        lambda s: [t.definition for t in s.templates],
-    ),
+    "resources/list": _lister("resources/list"),
+    "resources/templates/list": _lister("resources/templates/list"),
     "resources/read": resources_read,
-    "prompts/list": _lister(
-        "prompts/list", "prompts", "prompts", lambda s: [p.definition for p in s.prompts.values()]
-    ),
+    "prompts/list": _lister("prompts/list"),
     "prompts/get": prompts_get,
     "completion/complete": complete,
 }

@@ -11,7 +11,12 @@ from ..protocol.content import Annotations, Icon, Implementation, ToolAnnotation
 from ..protocol.errors import InternalError, MCPError, MethodNotFound, UnsupportedProtocolVersion
 from ..protocol.jsonrpc import Request, encode_error, encode_result
 from ..protocol.meta import RequestMeta, check_version, read_request_meta
-from ..protocol.versions import META_PROTOCOL_VERSION, META_SERVER_INFO, MODERN_VERSIONS
+from ..protocol.versions import (
+    LEGACY_VERSIONS,
+    META_PROTOCOL_VERSION,
+    META_SERVER_INFO,
+    MODERN_VERSIONS,
+)
 from . import methods
 from .caching import DEFAULT_CACHE, CacheHint
 from .context import Emit
@@ -63,10 +68,19 @@ class Server:
         state_ttl_seconds: float = 600.0,
         single_use_state: StateStore | None = None,
         event_bus: EventBus | None = None,
+        legacy: bool = True,
     ) -> None:
         self.info = Implementation(name, version, title=title, website_url=website_url, icons=icons)
         self.instructions = instructions
+        #: Versions served statelessly (per-request `_meta`).
         self.supported_versions = tuple(supported_versions)
+        #: Dual-era (default): `initialize` opens a 2025-11-25 session on stdio and HTTP (VER-14).
+        #: False: modern only; `initialize` gets -32022 naming the versions served (VER-12).
+        self.legacy = legacy
+        #: What `server/discover` and -32022 `data.supported` list: every version served (B.1.4).
+        self.advertised_versions: tuple[str, ...] = self.supported_versions + (
+            LEGACY_VERSIONS if legacy else ()
+        )
         self.cache: dict[str, CacheHint] = {**DEFAULT_CACHE, **(cache or {})}
         if page_size is not None and page_size < 1:
             raise ValueError("page_size must be >= 1")
@@ -239,13 +253,13 @@ class Server:
     def read_meta(self, params: dict[str, Any] | None) -> RequestMeta:
         """Required `_meta` (-32602) and a served version (-32022) for one request."""
         meta = read_request_meta(params)
-        check_version(meta.protocol_version, self.supported_versions)
+        check_version(meta.protocol_version, self.supported_versions, self.advertised_versions)
         return meta
 
     read_meta_only = staticmethod(read_request_meta)
 
     def check_version(self, version: str) -> None:
-        check_version(version, self.supported_versions)
+        check_version(version, self.supported_versions, self.advertised_versions)
 
     async def answer(self, message: Request, emit: Emit | None = None) -> bytes:
         """A whole modern request on a message transport (stdio, memory): the response bytes."""
@@ -257,7 +271,9 @@ class Server:
                 isinstance(meta_obj, dict) and META_PROTOCOL_VERSION in meta_obj
             ):
                 requested = params.get("protocolVersion") if params is not None else None
-                raise UnsupportedProtocolVersion(requested, list(self.supported_versions))  # VER-12
+                raise UnsupportedProtocolVersion(
+                    requested, list(self.advertised_versions)
+                )  # VER-12
             meta = self.read_meta(params)
             if message.method == "subscriptions/listen":
                 raise MethodNotFound("subscriptions/listen is served by the transport")

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 from typing import Any
 
 from ..protocol.errors import InvalidParams
 from ..protocol.versions import META_SUBSCRIPTION_ID
-from .events import EventBus, LocalEventBus
+from .events import Deliver, EventBus, LocalEventBus
 
 #: Filter keys (SubscriptionFilter) and the notification each one lets through.
 LIST_FILTERS = {
@@ -92,6 +93,8 @@ class SubscriptionHub:
         self.bus: EventBus = bus or LocalEventBus()
         self._started = False
         self._drained: asyncio.Event | None = None
+        #: Other consumers of every change (the legacy sessions' fan-out); none on modern-only.
+        self._listeners: list[Deliver] = []
 
     async def start(self) -> None:
         if not self._started:
@@ -108,6 +111,17 @@ class SubscriptionHub:
     def deliver_remote(self, method: str, params: dict[str, Any] | None, uri: str | None) -> None:
         """A change made on another instance."""
         self._deliver(method, params, uri)
+        for listener in self._listeners:
+            listener(method, params, uri)
+
+    def add_listener(self, listener: Deliver) -> None:
+        """Hear every change, local or remote (as `(method, params, uri)`), on the event loop."""
+        self._loop = asyncio.get_running_loop()
+        self._listeners.append(listener)
+
+    def remove_listener(self, listener: Deliver) -> None:
+        with contextlib.suppress(ValueError):
+            self._listeners.remove(listener)
 
     def __len__(self) -> int:
         return len(self._subs)
@@ -165,6 +179,8 @@ class SubscriptionHub:
             self.bus.publish(method, params, uri)
         if self._subs:
             self._deliver(method, params, uri)
+        for listener in self._listeners:
+            listener(method, params, uri)
 
     def _deliver(self, method: str, params: dict[str, Any] | None, uri: str | None) -> None:
         for sub in list(self._subs):

@@ -28,7 +28,9 @@ from ..protocol.versions import LEGACY_VERSIONS, META_PROTOCOL_VERSION
 from .http_validation import HostPolicy, check_method_headers, check_param_headers
 
 if TYPE_CHECKING:
+    from ..server.legacy.registry import SessionRegistry
     from ..server.server import Server
+    from .legacy_http import LegacyHTTP
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -99,12 +101,29 @@ class StreamableHTTPApp:
         allowed_origins: list[str] | None = None,
         max_body_size: int = DEFAULT_MAX_BODY,
         keepalive_interval: float = 15.0,
+        **session_options: Any,
     ) -> None:
+        """`session_options` tune 2025-11-25 sessions (see `LegacyHTTP`): `max_sessions`,
+        `idle_timeout` (seconds, None keeps idle sessions), `request_timeout`, `retry_ms`,
+        `replay_events`, `session_id_prefix`, `clock`."""
         self.server = server
         self.path = path.rstrip("/") or "/"
         self.policy = HostPolicy(allowed_hosts, allowed_origins)
         self.max_body_size = max_body_size
         self.keepalive_interval = keepalive_interval
+        self.legacy: LegacyHTTP | None = None
+        if server.legacy:
+            from .legacy_http import LegacyHTTP
+
+            session_options.setdefault("keepalive_interval", keepalive_interval)
+            self.legacy = LegacyHTTP(server, **session_options)
+        elif session_options:
+            raise TypeError(f"session options need a dual-era server: {sorted(session_options)}")
+
+    @property
+    def sessions(self) -> SessionRegistry[Any] | None:
+        """Live 2025-11-25 sessions (`len()`, `.stats()`); None on a modern-only server."""
+        return self.legacy.sessions if self.legacy is not None else None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
@@ -124,6 +143,8 @@ class StreamableHTTPApp:
                     return
                 await send({"type": "lifespan.startup.complete"})
             elif msg["type"] == "lifespan.shutdown":
+                if self.legacy is not None:
+                    self.legacy.close()
                 await self.server.shutdown()
                 await send({"type": "lifespan.shutdown.complete"})
                 return
@@ -140,7 +161,7 @@ class StreamableHTTPApp:
             )
             await send({"type": "http.response.body", "body": b"Not Found"})
             return
-        host = origin = ctype = version = mcp_method = mcp_name = None
+        host = origin = ctype = version = mcp_method = mcp_name = session_id = None
         length = -1
         params_hdrs: dict[str, str] | None = None
         for key, value in scope["headers"]:
@@ -162,6 +183,8 @@ class StreamableHTTPApp:
                 if params_hdrs is None:
                     params_hdrs = {}
                 params_hdrs[key[10:].decode("latin-1")] = value.decode("latin-1")
+            elif key == b"mcp-session-id":
+                session_id = value.decode("latin-1")
         # DNS-rebinding defence first, before anything is parsed (TR-HTTP-02/03).
         if not self.policy.host_ok(host) or (
             origin is not None and not self.policy.origin_ok(origin)
@@ -172,13 +195,23 @@ class StreamableHTTPApp:
                 encode_error(None, InvalidRequest("Forbidden: Host or Origin not allowed")),
             )
             return
+        legacy = self.legacy
         if scope["method"] != "POST":
-            # TR-HBC-04: modern-only endpoint.
+            if legacy is not None and session_id is not None:
+                if scope["method"] == "GET":
+                    await legacy.get(
+                        session_id, _header(scope, b"last-event-id"), version, receive, send
+                    )
+                    return
+                if scope["method"] == "DELETE":
+                    await legacy.delete(session_id, send)
+                    return
+            # TR-HBC-04: GET and DELETE exist only inside a 2025-11-25 session.
             await _send_json(
                 send,
                 405,
                 encode_error(None, InvalidRequest("Method not allowed: use POST")),
-                [(b"allow", b"POST")],
+                [(b"allow", b"POST" if legacy is None else b"GET, POST, DELETE")],
             )
             return
         if ctype is None or ctype.split(b";", 1)[0].strip().lower() != b"application/json":
@@ -208,6 +241,10 @@ class StreamableHTTPApp:
         except MCPError as exc:
             await _send_error(send, exc, jsonrpc.request_id_of(exc))
             return
+        if session_id is not None and legacy is not None:
+            # FIXTURE 2.1 rule 1: a session id means the 2025-11-25 wire (unknown id → 404).
+            await legacy.post(session_id, msg, version, receive, send)
+            return
         if type(msg) is not Request:
             if type(msg) is Notification and msg.method.startswith("notifications/"):
                 await send(
@@ -234,6 +271,9 @@ class StreamableHTTPApp:
             meta_obj = params.get("_meta") if params is not None else None
             if version is None or version in LEGACY_VERSIONS:
                 if not (isinstance(meta_obj, dict) and META_PROTOCOL_VERSION in meta_obj):
+                    if legacy is not None:  # FIXTURE 2.1 rule 3 / B.1.1: session era
+                        await legacy.initialize(msg, send)
+                        return
                     self._legacy(msg, version)
                 if version is None:
                     raise HeaderMismatch(
@@ -265,7 +305,7 @@ class StreamableHTTPApp:
         if msg.method == "initialize" and msg.params is not None:
             requested = msg.params.get("protocolVersion", version)
         if msg.method == "initialize" or version is not None:
-            raise UnsupportedProtocolVersion(requested, list(self.server.supported_versions))
+            raise UnsupportedProtocolVersion(requested, list(self.server.advertised_versions))
 
     async def _read_body(self, receive: Receive) -> bytes | None:
         msg = await receive()
@@ -351,6 +391,13 @@ class StreamableHTTPApp:
                 watcher.cancel()
 
 
+def _header(scope: Scope, name: bytes) -> str | None:
+    for key, value in scope["headers"]:
+        if key == name:
+            return value.decode("latin-1")  # type: ignore[no-any-return]
+    return None
+
+
 async def _sse(send: Send, data: bytes, final: bool = False) -> None:
     await send(
         {"type": "http.response.body", "body": b"data: " + data + b"\n\n", "more_body": not final}
@@ -393,7 +440,7 @@ def serve_http(
         http=_http_impl(),
         timeout_graceful_shutdown=5,
     )
-    _UvicornServer(config, server).run()
+    _UvicornServer(config, server, app).run()
 
 
 def _loop_impl() -> str:
@@ -421,10 +468,13 @@ def _uvicorn_server_cls() -> type:
 class _UvicornServer(_uvicorn_server_cls()):  # type: ignore[misc]
     """Ends listen streams gracefully (SUB-11) before uvicorn waits for open connections."""
 
-    def __init__(self, config: Any, mcp_server: Server) -> None:
+    def __init__(self, config: Any, mcp_server: Server, app: StreamableHTTPApp) -> None:
         super().__init__(config)
         self._mcp_server = mcp_server
+        self._app = app
 
     async def shutdown(self, sockets: Any = None) -> None:
         self._mcp_server.subscriptions.close_all()
+        if self._app.legacy is not None:
+            self._app.legacy.close()  # ends GET streams and in-flight session requests
         await super().shutdown(sockets)

@@ -1,0 +1,303 @@
+"""One 2025-11-25 session: what `initialize` negotiated, what is in flight, and how a request is
+answered. Transport-neutral: messages leave through an `Outbox` (a stdio pipe, or one SSE stream
+of an HTTP session); transports feed `receive_*` with what the client sends.
+
+The same handler code serves both eras (CHECKLIST B.1.7): the modern methods run with a
+`SessionRequestMeta` built from the session, whose `channel` turns `ctx.elicit` / `ctx.sample` /
+`ctx.list_roots` into real requests to the client, and whose results are reshaped for this wire.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING, Any, Protocol
+
+import orjson
+
+from ...protocol.errors import (
+    InternalError,
+    InvalidParams,
+    InvalidRequest,
+    MCPError,
+    MethodNotFound,
+    error_from_wire,
+)
+from ...protocol.jsonrpc import (
+    Fragment,
+    Notification,
+    Request,
+    Response,
+    encode_error,
+    encode_notification,
+    encode_request,
+    encode_result,
+)
+from ...protocol.meta import LOG_LEVEL_RANK, LOG_LEVELS, RequestMeta
+from ...protocol.versions import LEGACY_LATEST, LEGACY_VERSIONS, PROGRESS_TOKEN
+from .. import methods
+from ..subscriptions import RESOURCE_UPDATED
+from .inputs import LegacyInputs
+from .shaping import legacy_error, legacy_result
+
+if TYPE_CHECKING:
+    from ..server import Server
+
+log = logging.getLogger("mcpkit.legacy")
+
+#: Threshold for `notifications/message` until the client sends `logging/setLevel` (the spec
+#: leaves the choice to the server; the modern wire sends none unless asked).
+DEFAULT_LOG_LEVEL = "info"
+#: Methods of the 2026-07-28 wire only: unknown on a session.
+MODERN_ONLY = frozenset({"server/discover", "subscriptions/listen"})
+
+
+class Outbox(Protocol):
+    """Where the messages of one request (or of the whole session) go."""
+
+    def send(self, data: bytes) -> None:
+        """A notification or a server→client request, before the response."""
+
+    def finish(self, data: bytes | None) -> None:
+        """The response (None when the request was cancelled: nothing is sent)."""
+
+    def release(self) -> None:
+        """HTTP only (SEP-1699): drop the connection now; the client resumes with Last-Event-ID."""
+
+
+class SessionRequestMeta(RequestMeta):
+    """A request's view of its session (version, capabilities, log level) plus the channel
+    that asks the client for input and the outbox its messages go to."""
+
+    __slots__ = ("channel", "outbox")
+
+    channel: LegacyInputs
+    outbox: Outbox
+
+
+class LegacySession:
+    """State of one session. Not thread-safe: used from the event loop only."""
+
+    def __init__(
+        self, server: Server, session_id: str, *, request_timeout: float | None = 600.0
+    ) -> None:
+        self.server = server
+        self.id = session_id
+        self.request_timeout = request_timeout
+        self.version = LEGACY_LATEST
+        self.client_capabilities: dict[str, Any] = {}
+        self.client_info: dict[str, Any] | None = None
+        self.initialized = False  # `notifications/initialized` received
+        self.log_level: str | None = None
+        self.subscriptions: set[str] = set()
+        self.tasks: dict[Any, asyncio.Task[None]] = {}
+        self.notify_outbox: Outbox | None = None  # session-wide messages (GET stream, stdout)
+        self.closed = False
+        self._pending: dict[int, asyncio.Future[Any]] = {}
+        self._next_id = 0
+
+    # -- lifecycle ------------------------------------------------------------------------------
+    def initialize(self, params: dict[str, Any] | None) -> dict[str, Any]:
+        """Check an `initialize` request and negotiate; the InitializeResult."""
+        p = params or {}
+        requested, caps, info = p.get("protocolVersion"), p.get("capabilities"), p.get("clientInfo")
+        if type(requested) is not str:
+            raise InvalidParams('Invalid params: "protocolVersion" must be a string')
+        if type(caps) is not dict:
+            raise InvalidParams('Invalid params: "capabilities" must be an object')
+        if type(info) is not dict or type(info.get("name")) is not str:
+            raise InvalidParams('Invalid params: "clientInfo" must be an object with a "name"')
+        # Same version when we speak it, else our latest legacy one (lifecycle > Version Negotiation).
+        self.version = requested if requested in LEGACY_VERSIONS else LEGACY_LATEST
+        self.client_capabilities = caps
+        self.client_info = info
+        result: dict[str, Any] = {
+            "protocolVersion": self.version,
+            "capabilities": self.server.capabilities(),
+            "serverInfo": self.server.info.to_wire(),
+        }
+        if self.server.instructions:
+            result["instructions"] = self.server.instructions
+        return result
+
+    def close(self) -> None:
+        """End the session: in-flight requests are cancelled, pending questions fail."""
+        if self.closed:
+            return
+        self.closed = True
+        for task in list(self.tasks.values()):
+            task.cancel()
+        self.tasks.clear()
+        for future in self._pending.values():
+            if not future.done():
+                future.set_exception(InternalError("The session ended"))
+        self._pending.clear()
+        self.subscriptions.clear()
+        self.notify_outbox = None
+
+    # -- client → server ------------------------------------------------------------------------
+    def start(self, request: Request, outbox: Outbox) -> None:
+        """Run one request in its own task, owned by the session (disconnect ≠ cancel)."""
+        if request.id in self.tasks:
+            outbox.finish(
+                encode_error(request.id, InvalidRequest("Invalid request: id already in use"))
+            )
+            return
+        task = asyncio.get_running_loop().create_task(self._run(request, outbox))
+        self.tasks[request.id] = task
+
+    async def _run(self, request: Request, outbox: Outbox) -> None:
+        data: bytes | None = None
+        try:
+            data = await self.respond(request, outbox)
+        except asyncio.CancelledError:
+            data = None  # cancellation: no response (2025-11-25 utilities/cancellation)
+        finally:
+            if self.tasks.get(request.id) is asyncio.current_task():
+                del self.tasks[request.id]
+            outbox.finish(data)
+
+    async def respond(self, request: Request, outbox: Outbox) -> bytes:
+        """The encoded response to one request (errors included)."""
+        try:
+            result = await self._dispatch(request, outbox)
+        except MCPError as exc:
+            return encode_error(request.id, legacy_error(exc))
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("internal error answering %s", request.method)
+            return encode_error(request.id, InternalError())
+        return encode_result(request.id, result)
+
+    def receive_notification(self, note: Notification) -> None:
+        if note.method == "notifications/initialized":
+            self.initialized = True
+        elif note.method == "notifications/cancelled" and note.params:
+            task = self.tasks.get(note.params.get("requestId"))
+            if task is not None:
+                task.cancel()
+        # roots/list_changed, progress for our requests: nothing kept, nothing to do.
+
+    def receive_response(self, response: Response) -> None:
+        """An answer to one of our requests (elicitation, sampling, roots)."""
+        future = self._pending.get(response.id) if type(response.id) is int else None
+        if future is None or future.done():
+            log.debug("session %s: answer to unknown request %r ignored", self.id, response.id)
+        elif response.error is not None:
+            future.set_exception(error_from_wire(response.error))
+        else:
+            future.set_result(response.result)
+
+    # -- server → client ------------------------------------------------------------------------
+    async def ask(self, method: str, params: dict[str, Any], outbox: Outbox) -> Any:
+        """Send a request to the client on `outbox` and wait for its answer."""
+        if self.closed:
+            raise InternalError("The session ended")
+        self._next_id += 1
+        rid = self._next_id
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._pending[rid] = future
+        outbox.send(encode_request(rid, method, params))
+        try:
+            return await asyncio.wait_for(future, self.request_timeout)
+        except TimeoutError:
+            self._cancel_ask(rid, outbox, "timed out")
+            raise InternalError(
+                f"The client did not answer {method} within {self.request_timeout:g} s"
+            ) from None
+        except asyncio.CancelledError:
+            self._cancel_ask(rid, outbox, "the request that asked was cancelled")
+            raise
+        finally:
+            self._pending.pop(rid, None)
+
+    def _cancel_ask(self, rid: int, outbox: Outbox, reason: str) -> None:
+        if not self.closed:
+            outbox.send(
+                encode_notification("notifications/cancelled", {"requestId": rid, "reason": reason})
+            )
+
+    def deliver(self, method: str, params: dict[str, Any] | None, uri: str | None) -> None:
+        """A change (tools/prompts/resources list, resource update) for this session's client."""
+        outbox = self.notify_outbox
+        if outbox is None or not self.initialized:
+            return
+        if method == RESOURCE_UPDATED and (uri is None or uri not in self.subscriptions):
+            return
+        outbox.send(encode_notification(method, params))
+
+    # -- dispatch -------------------------------------------------------------------------------
+    async def _dispatch(self, request: Request, outbox: Outbox) -> Any:
+        method, params = request.method, request.params or {}
+        if method == "ping":
+            return {}
+        if method == "initialize":
+            raise InvalidRequest("Invalid request: this session is already initialized")
+        if method == "logging/setLevel":
+            level = params.get("level")
+            if level not in LOG_LEVEL_RANK:
+                raise InvalidParams(
+                    f'Invalid params: "level" must be one of {", ".join(LOG_LEVELS)}'
+                )
+            self.log_level = level
+            return {}
+        if method in ("resources/subscribe", "resources/unsubscribe"):
+            return self._subscribe(method, params)
+        if method in methods.LISTS:
+            return self._list(method, params.get("cursor"))
+        handler = self.server._methods.get(method)
+        if handler is None or method in MODERN_ONLY:
+            raise MethodNotFound(f"Method not found: {method}")
+        result = await handler(
+            self.server, request, self._meta(params, outbox), outbox_emit(outbox)
+        )
+        return legacy_result(result)
+
+    def _meta(self, params: dict[str, Any], outbox: Outbox) -> SessionRequestMeta:
+        raw = params.get("_meta")
+        raw = raw if isinstance(raw, dict) else {}
+        token = raw.get(PROGRESS_TOKEN)
+        meta = SessionRequestMeta(
+            self.version,
+            self.client_capabilities,
+            self.client_info,
+            self.log_level or DEFAULT_LOG_LEVEL,
+            token if type(token) in (str, int) else None,
+            raw,
+        )
+        meta.outbox = outbox
+        meta.channel = LegacyInputs(self, meta, outbox)
+        return meta
+
+    def _subscribe(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        if "resources" not in self.server.capabilities():
+            raise MethodNotFound(f"Method not found: {method} (no resources on this server)")
+        uri = params.get("uri")
+        if type(uri) is not str:
+            raise InvalidParams('Invalid params: "uri" must be a string')
+        if method == "resources/subscribe":
+            self.subscriptions.add(uri)
+        else:
+            self.subscriptions.discard(uri)
+        return {}
+
+    def _list(self, method: str, cursor: Any) -> Any:
+        """List pages encoded once per change, like the modern ones (shape: no cache hints)."""
+        if cursor is not None and type(cursor) is not str:
+            raise InvalidParams('Invalid params: "cursor" must be a string')
+        key = ("legacy:" + method, cursor)
+        cached = self.server.list_cache.get(key)
+        if cached is None:
+            page = methods.list_page(self.server, method, cursor)
+            cached = self.server.list_cache[key] = Fragment(orjson.dumps(page))
+        return cached
+
+
+def outbox_emit(outbox: Outbox) -> Any:
+    """The `Emit` of a request served on a session: notifications go to its outbox."""
+
+    async def emit(method: str, params: dict[str, Any]) -> None:
+        outbox.send(encode_notification(method, params))
+
+    return emit
