@@ -20,6 +20,7 @@ from ..protocol.jsonrpc import Notification, Request, encode_error, encode_resul
 
 if TYPE_CHECKING:
     from ..server.server import Server
+    from .legacy_stdio import StdioLegacy
 
 MAX_LINE = 16 * 1024 * 1024
 
@@ -40,6 +41,11 @@ class StdioConnection:
         self.writer = writer
         self.tasks: dict[Any, asyncio.Task[None]] = {}
         self.keepalive_interval = keepalive_interval
+        self.legacy: StdioLegacy | None = None
+        if server.legacy:  # dual-era: `initialize` opens this process's 2025-11-25 session
+            from .legacy_stdio import StdioLegacy
+
+            self.legacy = StdioLegacy(server, self.write)
 
     def write(self, data: bytes) -> None:
         self.writer.write(data + b"\n")
@@ -69,10 +75,13 @@ class StdioConnection:
             if self.writer.transport.get_write_buffer_size() > 1 << 20:
                 await self.writer.drain()
         self.server.subscriptions.close_all()
-        if self.tasks:
-            await asyncio.wait(list(self.tasks.values()), timeout=5)
-            for task in list(self.tasks.values()):
+        running = list(self.tasks.values()) + (self.legacy.tasks() if self.legacy else [])
+        if running:
+            await asyncio.wait(running, timeout=5)
+            for task in running:
                 task.cancel()
+        if self.legacy is not None:
+            self.legacy.close()
         with contextlib.suppress(Exception):
             await self.writer.drain()
 
@@ -82,6 +91,13 @@ class StdioConnection:
         except MCPError as exc:
             self.write(encode_error(jsonrpc.request_id_of(exc), exc))
             return
+        legacy = self.legacy
+        if legacy is not None:
+            if legacy.claims(msg):
+                legacy.receive(msg)
+                return
+            if type(msg) is Notification:
+                legacy.notify(msg)
         if type(msg) is Request:
             if msg.id in self.tasks:
                 self.write(
