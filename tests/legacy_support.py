@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,8 +20,22 @@ V25 = "2025-11-25"
 LEGACY_WIRE: list[tuple[str, dict[str, Any]]] = []
 
 
+_recording = [True]
+
+
 def record(method: str, message: dict[str, Any]) -> None:
-    LEGACY_WIRE.append((method, message))
+    if _recording[0]:
+        LEGACY_WIRE.append((method, message))
+
+
+@contextlib.contextmanager
+def not_recorded() -> Iterator[None]:
+    """For memory measurements: the recorder itself would grow."""
+    _recording[0] = False
+    try:
+        yield
+    finally:
+        _recording[0] = True
 
 
 def init_message(

@@ -139,3 +139,38 @@ async def test_changes_on_a_reach_listeners_on_b(cluster: tuple[str, str]) -> No
             assert seen == {"notifications/tools/list_changed", "notifications/resources/updated"}
         # The stream is closed: B frees the subscription (B answers once it has none open).
         assert await subscription_count(s, b, wait_drained=True) == 0
+
+
+async def test_legacy_session_on_the_wrong_instance_is_a_prompt_404(
+    cluster: tuple[str, str],
+) -> None:
+    """Sticky routing is required for 2025-11-25 sessions (their SSE streams and pending
+    server→client requests live in one process). Without it the failure is clear and fast: B
+    answers A's session id with 404, the client's signal to initialize again (on B)."""
+    a, b = cluster
+    init = {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "tests", "version": "0"},
+        },
+    }
+    headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+    async with aiohttp.ClientSession() as s:
+        async with s.post(a + "/mcp", data=orjson.dumps(init), headers=headers) as r:
+            assert r.status == 200
+            sid = r.headers["mcp-session-id"]
+        hdrs = {**headers, "mcp-session-id": sid, "mcp-protocol-version": "2025-11-25"}
+        ping = orjson.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping"})
+        async with s.post(a + "/mcp", data=ping, headers=hdrs) as r:
+            assert r.status == 200 and (await r.json())["result"] == {}
+        start = asyncio.get_running_loop().time()
+        async with s.post(b + "/mcp", data=ping, headers=hdrs) as r:
+            assert r.status == 404
+            assert (await r.json())["error"]["code"] == -32600
+        assert asyncio.get_running_loop().time() - start < 2  # prompt, not a hang
+        async with s.post(b + "/mcp", data=orjson.dumps(init), headers=headers) as r:
+            assert r.status == 200 and r.headers["mcp-session-id"] != sid  # recovered on B
