@@ -30,7 +30,7 @@ demo: $(STAMP)
 
 conformance: $(STAMP)
 	bash ../shared/conformance/run.sh --baseline conformance/baseline.txt \
-	  server '$(BIN)/python tests/conformance/everything_server.py --port $$PORT' 2026-07-28
+	  server '$(BIN)/python tests/conformance/everything_server.py --port $$PORT' 2026-07-28,2025-11-25
 
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache conformance-results
+	rm -rf $(VENV) .venv-interop .mypy_cache .ruff_cache .pytest_cache conformance-results
