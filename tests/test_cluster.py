@@ -174,3 +174,36 @@ async def test_legacy_session_on_the_wrong_instance_is_a_prompt_404(
         assert asyncio.get_running_loop().time() - start < 2  # prompt, not a hang
         async with s.post(b + "/mcp", data=orjson.dumps(init), headers=headers) as r:
             assert r.status == 200 and r.headers["mcp-session-id"] != sid  # recovered on B
+
+
+async def test_changes_on_a_reach_a_legacy_session_on_b(cluster: tuple[str, str]) -> None:
+    """2025-11-25 sessions hear changes made on any instance (the event bus), on their GET stream."""
+    a, b = cluster
+    headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+    init = {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "tests", "version": "0"},
+        },
+    }
+    async with aiohttp.ClientSession() as s:
+        async with s.post(b + "/mcp", data=orjson.dumps(init), headers=headers) as r:
+            hdrs = {
+                **headers,
+                "mcp-session-id": r.headers["mcp-session-id"],
+                "mcp-protocol-version": "2025-11-25",
+            }
+        note = orjson.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        async with s.post(b + "/mcp", data=note, headers=hdrs) as r:
+            assert r.status == 202
+        async with s.get(b + "/mcp", headers=hdrs) as stream:
+            priming = await asyncio.wait_for(stream.content.readuntil(b"\n\n"), 10)
+            assert priming.startswith(b"id: 0-")
+            await post(s, a, rpc("tools/call", {"name": "change"}))  # caused on A
+            event = await asyncio.wait_for(stream.content.readuntil(b"\n\n"), 10)
+            data = orjson.loads(event.split(b"data: ", 1)[1])
+            assert data == {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}

@@ -170,3 +170,19 @@ async def test_sticky_routing_unknown_session_is_a_prompt_404() -> None:
     assert (await on_b.request("tools/list"))["result"]["tools"][0]["name"] == "hello"
     a.legacy.close()
     b.legacy.close()
+
+
+async def test_readme_session_options_and_modern_only_refusal() -> None:
+    server = Server("options")
+    app = server.http_app(idle_timeout=300, max_sessions=2_000, session_id_prefix="a.")
+    client = SessionClient(app)
+    await client.initialize()
+    assert client.session_id is not None and client.session_id.startswith("a.")
+    assert app.sessions.idle_timeout == 300 and app.sessions.max_sessions == 2_000
+    app.legacy.close()
+    try:
+        Server("modern", legacy=False).http_app(idle_timeout=5)
+    except TypeError as exc:
+        assert "dual-era" in str(exc)
+    else:
+        raise AssertionError("session options on a modern-only server must be refused")
