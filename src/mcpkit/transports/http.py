@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, MutableMapping
 from typing import TYPE_CHECKING, Any
 
 from ..protocol import jsonrpc
@@ -25,6 +24,16 @@ from ..protocol.errors import (
 )
 from ..protocol.jsonrpc import Notification, Request, encode_error, encode_result
 from ..protocol.versions import LEGACY_VERSIONS, META_PROTOCOL_VERSION
+from .asgi import (
+    SSE_HEADERS,
+    Receive,
+    Scope,
+    Send,
+    cancel_on_disconnect,
+    header,
+    send_error,
+    send_json,
+)
 from .http_validation import HostPolicy, check_method_headers, check_param_headers
 
 if TYPE_CHECKING:
@@ -32,19 +41,7 @@ if TYPE_CHECKING:
     from ..server.server import Server
     from .legacy_http import LegacyHTTP
 
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-
 log = logging.getLogger("mcpkit.http")
-
-_JSON_HEADERS = [(b"content-type", b"application/json")]
-_SSE_HEADERS = [
-    (b"content-type", b"text/event-stream"),
-    (b"cache-control", b"no-cache"),
-    (b"x-accel-buffering", b"no"),  # TR-HTTP-19
-]
 DEFAULT_MAX_BODY = 4 * 1024 * 1024
 
 
@@ -60,7 +57,7 @@ class _Responder:
     async def emit(self, method: str, params: dict[str, Any]) -> None:
         if not self.streaming:
             self.streaming = True
-            await self.send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS})
+            await self.send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
         data = jsonrpc.encode_notification(method, params)
         await self.send(
             {"type": "http.response.body", "body": b"data: " + data + b"\n\n", "more_body": True}
@@ -70,23 +67,7 @@ class _Responder:
         if self.streaming:
             await self.send({"type": "http.response.body", "body": b"data: " + body + b"\n\n"})
             return
-        await _send_json(self.send, status, body)
-
-
-async def _send_json(
-    send: Send, status: int, body: bytes, extra: list[tuple[bytes, bytes]] | None = None
-) -> None:
-    headers = [*_JSON_HEADERS, (b"content-length", str(len(body)).encode())]
-    if extra:
-        headers.extend(extra)
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
-
-
-async def _send_error(
-    send: Send, exc: MCPError, request_id: Any = None, status: int | None = None
-) -> None:
-    await _send_json(send, status or exc.http_status, encode_error(request_id, exc))
+        await send_json(self.send, status, body)
 
 
 class StreamableHTTPApp:
@@ -189,7 +170,7 @@ class StreamableHTTPApp:
         if not self.policy.host_ok(host) or (
             origin is not None and not self.policy.origin_ok(origin)
         ):
-            await _send_json(
+            await send_json(
                 send,
                 403,
                 encode_error(None, InvalidRequest("Forbidden: Host or Origin not allowed")),
@@ -200,14 +181,14 @@ class StreamableHTTPApp:
             if legacy is not None and session_id is not None:
                 if scope["method"] == "GET":
                     await legacy.get(
-                        session_id, _header(scope, b"last-event-id"), version, receive, send
+                        session_id, header(scope, b"last-event-id"), version, receive, send
                     )
                     return
                 if scope["method"] == "DELETE":
                     await legacy.delete(session_id, send)
                     return
             # TR-HBC-04: GET and DELETE exist only inside a 2025-11-25 session.
-            await _send_json(
+            await send_json(
                 send,
                 405,
                 encode_error(None, InvalidRequest("Method not allowed: use POST")),
@@ -215,14 +196,14 @@ class StreamableHTTPApp:
             )
             return
         if ctype is None or ctype.split(b";", 1)[0].strip().lower() != b"application/json":
-            await _send_error(
+            await send_error(
                 send,
                 InvalidRequest("Unsupported Media Type: Content-Type must be application/json"),
                 status=415,
             )
             return
         if length > self.max_body_size:
-            await _send_error(
+            await send_error(
                 send,
                 InvalidRequest(f"Request body too large (limit {self.max_body_size} bytes)"),
                 status=413,
@@ -230,7 +211,7 @@ class StreamableHTTPApp:
             return
         body = await self._read_body(receive)
         if body is None:
-            await _send_error(
+            await send_error(
                 send,
                 InvalidRequest(f"Request body too large (limit {self.max_body_size} bytes)"),
                 status=413,
@@ -239,7 +220,7 @@ class StreamableHTTPApp:
         try:
             msg = jsonrpc.decode(body)
         except MCPError as exc:
-            await _send_error(send, exc, jsonrpc.request_id_of(exc))
+            await send_error(send, exc, jsonrpc.request_id_of(exc))
             return
         if session_id is not None and legacy is not None:
             # FIXTURE 2.1 rule 1: a session id means the 2025-11-25 wire (unknown id → 404).
@@ -256,12 +237,12 @@ class StreamableHTTPApp:
                 )
                 await send({"type": "http.response.body", "body": b""})
             elif type(msg) is Notification:
-                await _send_error(
+                await send_error(
                     send,
                     InvalidRequest(f"Invalid request: {msg.method} is a request and needs an id"),
                 )
             else:
-                await _send_error(
+                await send_error(
                     send, InvalidRequest("Invalid request: servers do not accept responses here")
                 )
             return
@@ -292,7 +273,7 @@ class StreamableHTTPApp:
                 if tool is not None and tool.header_params:
                     check_param_headers(tool.header_params, params.get("arguments"), params_hdrs)
         except MCPError as exc:
-            await _send_error(send, exc, rid)
+            await send_error(send, exc, rid)
             return
         if msg.method == "subscriptions/listen":
             await self._listen(msg, meta, receive, send)
@@ -329,7 +310,7 @@ class StreamableHTTPApp:
         responder = _Responder(send)
         task = asyncio.current_task()
         assert task is not None
-        watcher = asyncio.get_running_loop().create_task(_cancel_on_disconnect(receive, task))
+        watcher = asyncio.get_running_loop().create_task(cancel_on_disconnect(receive, task))
         try:
             result = await self.server.handle(msg, meta, responder.emit)
             body = encode_result(msg.id, result)
@@ -353,13 +334,13 @@ class StreamableHTTPApp:
         try:
             sub = self.server.open_subscription(msg, meta)
         except MCPError as exc:
-            await _send_error(send, exc, msg.id)
+            await send_error(send, exc, msg.id)
             return
         task = asyncio.current_task()
         assert task is not None
-        watcher = asyncio.get_running_loop().create_task(_cancel_on_disconnect(receive, task))
+        watcher = asyncio.get_running_loop().create_task(cancel_on_disconnect(receive, task))
         try:
-            await send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS})
+            await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
             await _sse(send, jsonrpc.dumps(sub.acknowledgement()))
             while True:
                 try:
@@ -391,90 +372,14 @@ class StreamableHTTPApp:
                 watcher.cancel()
 
 
-def _header(scope: Scope, name: bytes) -> str | None:
-    for key, value in scope["headers"]:
-        if key == name:
-            return value.decode("latin-1")  # type: ignore[no-any-return]
-    return None
-
-
 async def _sse(send: Send, data: bytes, final: bool = False) -> None:
     await send(
         {"type": "http.response.body", "body": b"data: " + data + b"\n\n", "more_body": not final}
     )
 
 
-async def _cancel_on_disconnect(receive: Receive, task: asyncio.Task[Any]) -> None:
-    while True:
-        msg = await receive()
-        if msg["type"] == "http.disconnect":
-            task.cancel()
-            return
+def serve_http(server: Server, **options: Any) -> None:
+    """Serve with uvicorn (see `mcpkit.transports.http_serve.serve_http`)."""
+    from .http_serve import serve_http as serve
 
-
-def serve_http(
-    server: Server,
-    *,
-    host: str = "127.0.0.1",
-    port: int = 8000,
-    path: str = "/mcp",
-    log_level: str = "warning",
-    **options: Any,
-) -> None:
-    """Serve with uvicorn (uvloop + httptools when installed). Loopback by default (TR-HTTP-04)."""
-    import uvicorn
-
-    app = StreamableHTTPApp(server, path=path, **options)
-    if host not in ("127.0.0.1", "localhost", "::1") and "allowed_hosts" not in options:
-        log.warning(
-            "serving on %s but only loopback Host headers are allowed; pass allowed_hosts", host
-        )
-    config = uvicorn.Config(
-        app,
-        host=host,
-        port=port,
-        log_level=log_level,
-        access_log=False,
-        lifespan="on",
-        loop=_loop_impl(),
-        http=_http_impl(),
-        timeout_graceful_shutdown=5,
-    )
-    _UvicornServer(config, server, app).run()
-
-
-def _loop_impl() -> str:
-    try:
-        import uvloop  # noqa: F401
-    except ImportError:
-        return "asyncio"
-    return "uvloop"
-
-
-def _http_impl() -> str:
-    try:
-        import httptools  # noqa: F401
-    except ImportError:
-        return "h11"
-    return "httptools"
-
-
-def _uvicorn_server_cls() -> type:
-    import uvicorn
-
-    return uvicorn.Server
-
-
-class _UvicornServer(_uvicorn_server_cls()):  # type: ignore[misc]
-    """Ends listen streams gracefully (SUB-11) before uvicorn waits for open connections."""
-
-    def __init__(self, config: Any, mcp_server: Server, app: StreamableHTTPApp) -> None:
-        super().__init__(config)
-        self._mcp_server = mcp_server
-        self._app = app
-
-    async def shutdown(self, sockets: Any = None) -> None:
-        self._mcp_server.subscriptions.close_all()
-        if self._app.legacy is not None:
-            self._app.legacy.close()  # ends GET streams and in-flight session requests
-        await super().shutdown(sockets)
+    serve(server, **options)

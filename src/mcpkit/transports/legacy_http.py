@@ -24,12 +24,12 @@ from ..protocol.jsonrpc import Message, Notification, Request, Response, encode_
 from ..protocol.versions import LEGACY_VERSIONS
 from ..server.legacy.registry import DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_SESSIONS, SessionRegistry
 from ..server.legacy.session import LegacySession
-from .legacy_streams import EventStream, Send, parse_event_id
+from .asgi import Receive, Send, cancel_on_disconnect, send_json
+from .legacy_streams import EventStream, parse_event_id
 
 if TYPE_CHECKING:
     from ..server.server import Server
 
-Receive = Callable[[], Any]
 
 #: Finished streams kept per session for late resumption; requests in flight per session.
 MAX_STREAMS = 64
@@ -140,7 +140,7 @@ class LegacyHTTP:
         if not self._listening:
             self._listening = True
             self.server.subscriptions.add_listener(self._fanout)
-        await _json(
+        await send_json(
             send, 200, encode_result(msg.id, result), [(b"mcp-session-id", core.id.encode())]
         )
 
@@ -236,14 +236,14 @@ class LegacyHTTP:
         session.connections += 1
         task = asyncio.current_task()
         assert task is not None
-        watcher = asyncio.get_running_loop().create_task(_disconnected(receive, task))
+        watcher = asyncio.get_running_loop().create_task(cancel_on_disconnect(receive, task))
         try:
             if first:
                 await stream.started()
                 body = stream.only_response
                 if body is not None:  # nothing before the response: plain JSON
                     session.streams.pop(stream.number, None)
-                    await _json(send, 200, body)
+                    await send_json(send, 200, body)
                     return
                 if stream.done and stream.seq == 0:  # cancelled before anything was sent
                     session.streams.pop(stream.number, None)
@@ -273,27 +273,9 @@ class LegacyHTTP:
             self.server.subscriptions.remove_listener(self._fanout)
 
 
-async def _disconnected(receive: Receive, task: asyncio.Task[Any]) -> None:
-    while True:
-        msg = await receive()
-        if msg["type"] == "http.disconnect":
-            task.cancel()
-            return
-
-
-async def _json(
-    send: Send, status: int, body: bytes, extra: list[tuple[bytes, bytes]] | None = None
-) -> None:
-    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
-    if extra:
-        headers.extend(extra)
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
-
-
 async def _error(send: Send, exc: MCPError, rid: Any = None, status: int | None = None) -> None:
     extra = [(b"retry-after", b"5")] if exc.http_status == 503 else None
-    await _json(
+    await send_json(
         send,
         status or (exc.http_status if exc.http_status >= 400 else 400),
         encode_error(rid, exc),

@@ -11,16 +11,8 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from collections.abc import Awaitable, Callable, MutableMapping
-from typing import Any
 
-Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
-
-SSE_HEADERS = [
-    (b"content-type", b"text/event-stream"),
-    (b"cache-control", b"no-cache"),
-    (b"x-accel-buffering", b"no"),
-]
+from .asgi import SSE_HEADERS, Send
 
 
 class EventStream:
