@@ -35,6 +35,7 @@ from .errors import ClientError, InvalidResponse, RequestTimeout, TransportError
 from .inputs import ElicitationHandler, InputHandlers, RootsProvider, SamplingHandler
 from .output_schema import OutputValidator
 from .session import ClientSession
+from .subscription import Subscription
 from .types import (
     CallResult,
     Completion,
@@ -362,15 +363,15 @@ class Client:
             [str(v) for v in c.get("values") or []], c.get("total"), bool(c.get("hasMore")), raw
         )
 
-    async def listen(
+    def subscribe(
         self,
         *,
         tools: bool = False,
         prompts: bool = False,
         resources: bool = False,
         resource_uris: Sequence[str] = (),
-    ) -> AsyncIterator[Notification]:
-        """Change notifications, until the caller stops iterating (which ends the stream)."""
+    ) -> Subscription:
+        """A `subscriptions/listen` stream: `async with client.subscribe(tools=True) as sub:`."""
         wanted: JSONObject = {}
         if tools:
             wanted["toolsListChanged"] = True
@@ -381,22 +382,26 @@ class Client:
         if resource_uris:
             wanted["resourceSubscriptions"] = list(resource_uris)
         if self.legacy is not None:
-            async for note in self.legacy.listen(wanted):
-                yield note
-            return
-        params = {"notifications": wanted, "_meta": self.session.request_meta()}
-        request_id = self.session.next_id()
-        async for message in self.transport.stream(request_id, "subscriptions/listen", params):  # type: ignore[attr-defined]
-            if "error" in message and message.get("error"):
-                from ..protocol.errors import error_from_wire
+            messages = self.legacy.listen(wanted)
+        else:
+            params = {"notifications": wanted, "_meta": self.session.request_meta()}
+            stream = self.transport.stream  # type: ignore[attr-defined]
+            messages = stream(self.session.next_id(), "subscriptions/listen", params)
+        return Subscription(messages, self._invalidate)
 
-                raise error_from_wire(message["error"])
-            method = message.get("method")
-            if method is None:
-                return  # the server ended the subscription (SUB-11)
-            note = Notification(method, message.get("params"))
-            self._invalidate(note)
-            if method != "notifications/subscriptions/acknowledged":
+    async def listen(
+        self,
+        *,
+        tools: bool = False,
+        prompts: bool = False,
+        resources: bool = False,
+        resource_uris: Sequence[str] = (),
+    ) -> AsyncIterator[Notification]:
+        """Change notifications until the caller stops iterating (which ends the stream)."""
+        async with self.subscribe(
+            tools=tools, prompts=prompts, resources=resources, resource_uris=resource_uris
+        ) as sub:
+            async for note in sub:
                 yield note
 
     # -- notifications ---------------------------------------------------------------------

@@ -136,26 +136,31 @@ class LegacySession:
         if asyncio.iscoroutine(out):
             await out
 
-    async def listen(self, wanted: JSONObject) -> AsyncIterator[Notification]:
-        """Legacy list_changed notifications arrive on the session; URIs via resources/subscribe."""
+    async def listen(self, wanted: JSONObject) -> AsyncIterator[JSONObject]:
+        """Legacy list_changed notifications arrive on the session; URIs via resources/subscribe.
+        Yields wire-shaped messages, starting with a local acknowledgement like a modern stream."""
         kinds = {
             "notifications/tools/list_changed": wanted.get("toolsListChanged"),
             "notifications/prompts/list_changed": wanted.get("promptsListChanged"),
             "notifications/resources/list_changed": wanted.get("resourcesListChanged"),
         }
         uris = list(wanted.get("resourceSubscriptions") or [])
-        for uri in uris:
-            await self._send("resources/subscribe", {"uri": uri}, None)
         queue: asyncio.Queue[Notification] = asyncio.Queue()
         self._listeners.append(queue)
         try:
+            for uri in uris:
+                await self._send("resources/subscribe", {"uri": uri}, None)
+            yield {
+                "method": "notifications/subscriptions/acknowledged",
+                "params": {"notifications": wanted},
+            }
             while True:
                 note = await queue.get()
                 if kinds.get(note.method) or (
                     note.method == "notifications/resources/updated"
                     and (note.params or {}).get("uri") in uris
                 ):
-                    yield note
+                    yield {"method": note.method, "params": note.params}
         finally:
             self._listeners.remove(queue)
             for uri in uris:
