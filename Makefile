@@ -26,11 +26,11 @@ unit: $(STAMP)
 test: lint typecheck unit
 
 demo: $(STAMP)
-	bash scripts/demo.sh
+	$(BIN)/python examples/northwind/demo.py
 
 conformance: $(STAMP)
 	bash ../shared/conformance/run.sh --baseline conformance/baseline.txt \
 	  server '$(BIN)/python tests/conformance/everything_server.py --port $$PORT' 2026-07-28,2025-11-25
 
 clean:
-	rm -rf $(VENV) .venv-interop .mypy_cache .ruff_cache .pytest_cache conformance-results
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache conformance-results

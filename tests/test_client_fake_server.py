@@ -44,13 +44,15 @@ def text(value: str, is_error: bool = False) -> dict[str, Any]:
 def call_tool(rid: Any, params: dict[str, Any]) -> None:
     name, args = params.get("name"), params.get("arguments") or {}
     if name == "add":
-        send(
-            {
-                "jsonrpc": "2.0",
-                "method": "notifications/progress",
-                "params": {"progressToken": 1, "progress": 1, "total": 2},
-            }
-        )
+        token = (params.get("_meta") or {}).get("progressToken")
+        if token is not None:
+            send(
+                {
+                    "jsonrpc": "2.0",
+                    "method": "notifications/progress",
+                    "params": {"progressToken": token, "progress": 1, "total": 2},
+                }
+            )
         result(rid, text(str(args["a"] + args["b"])))
     elif name == "echo":
         result(rid, {**text(json.dumps(args)), "structuredContent": args})

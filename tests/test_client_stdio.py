@@ -31,7 +31,8 @@ async def test_session_over_stdio() -> None:
         assert info["supportedVersions"] == ["2026-07-28"]
         tools = await client.list_tools()
         assert [t["name"] for t in tools] == ["add", "echo"]  # two pages
-        result = await client.call_tool("add", {"a": 2, "b": 40})
+        params = {"name": "add", "arguments": {"a": 2, "b": 40}, "_meta": {"progressToken": 7}}
+        result = await client.request("tools/call", params)
         assert result["content"] == [{"type": "text", "text": "42"}]
         assert [n.method for n in seen] == ["notifications/progress"]
         assert (await client.list_prompts())[0]["name"] == "greet"

@@ -34,3 +34,11 @@ async def test_weather_server() -> None:
     assert res["contents"][0]["text"].startswith("Lisbon:")
     templates = (await t.request(3, "resources/templates/list", {"_meta": meta()})).result
     assert templates["resourceTemplates"][0]["uriTemplate"] == "weather://cities/{name}"
+
+
+async def test_client_quickstart(capsys: object) -> None:
+    server = load("examples/weather_server.py").server
+    await load("examples/client_quickstart.py").main(server)
+    out = capsys.readouterr().out  # type: ignore[attr-defined]
+    assert "connected to weather over the modern wire" in out
+    assert "- forecast: Forecast for a city" in out and '"city":"Oslo"' in out

@@ -1,113 +1,89 @@
-"""Interop: the official MCP Python SDK's client (an `mcp` 1.x release, a 2025-11-25 client)
-drives mcpkit's dual-era server over stdio and Streamable HTTP. Its elicitation is answered
-through a real server→client request, by the same tool code the modern MRTR test below drives.
-
-The SDK lives in its own venv (`.venv-interop/`, git-ignored; or MCPKIT_INTEROP_VENV), created
-once from PyPI with pip and reused.
-"""
+"""Interop: the mcpkit client against the official SDK server (`mcp==2.3.0`, its MCPServer),
+in both eras, over stdio and HTTP. The SDK runs from its own venv, made here once and reused
+(~/.cache/mcpkit-interop, or MCPKIT_INTEROP_SDK_PY=/path/to/python)."""
 
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import subprocess
 import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from support import ROOT, AsgiClient, rpc
+from mcpkit.client import Client
+from mcpkit.client.inputs import Elicitation
+from support import ROOT
+from test_cluster import wait_port
 from test_http_server import free_port
 
-SDK = "mcp>=1.20,<2"
-VENV = Path(os.environ.get("MCPKIT_INTEROP_VENV") or ROOT / ".venv-interop")
-CLIENT = ROOT / "tests/interop/sdk_client.py"
-FIXTURE = ROOT / "tests/conformance/everything_server.py"
+SDK_VERSION = "2.3.0"
+SERVER = ROOT / "tests/interop/sdk_server.py"
 
 
-@pytest.fixture(scope="module")
-def sdk_python() -> Path:
-    python = VENV / "bin/python"
-    stamp = VENV / ".installed"
-    if not stamp.exists() or stamp.read_text() != SDK:
-        subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True)
-        subprocess.run([str(python), "-m", "pip", "install", "-q", SDK], check=True, timeout=900)
-        stamp.write_text(SDK)
-    return python
+@pytest.fixture(scope="session")
+def sdk_python() -> str:
+    override = os.environ.get("MCPKIT_INTEROP_SDK_PY")
+    if override:
+        return override
+    venv = Path.home() / ".cache/mcpkit-interop" / f"mcp-{SDK_VERSION}"
+    python = venv / "bin/python"
+    stamp = venv / ".ready"
+    if not stamp.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        subprocess.run(
+            [str(python), "-m", "pip", "install", "-q", f"mcp=={SDK_VERSION}", "uvicorn"],
+            check=True,
+        )
+        stamp.touch()
+    return str(python)
 
 
-async def run_client(python: Path, *args: str) -> dict[str, Any]:
-    proc = await asyncio.create_subprocess_exec(
-        str(python),
-        str(CLIENT),
-        *args,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    out, err = await asyncio.wait_for(proc.communicate(), 90)
-    assert proc.returncode == 0, err.decode()[-3000:]
-    seen: dict[str, Any] = json.loads(out.decode().strip().splitlines()[-1])
-    return seen
-
-
-def check(seen: dict[str, Any]) -> None:
-    assert seen["protocolVersion"] == "2025-11-25"
-    assert seen["serverName"] == "mcpkit-everything-server"
-    assert "test_input_required_result_elicitation" in seen["tools"]
-    assert seen["elicited"] == ["What is your name?"]  # a real elicitation/create
-    assert seen["elicitation"] == "Hello, Ann!"
-    assert seen["sampling"] == "LLM response: Paris"
-    assert seen["progress"] == [0, 50, 100]
-    assert seen["logs"] == [
-        "Tool execution started",
-        "Tool processing data",
-        "Tool execution completed",
-    ]
-    assert seen["resource"] == "This is the content of the static text resource."
-    assert seen["missingResourceCode"] == -32002
-    assert "arg1='a'" in seen["prompt"]
-
-
-async def test_official_sdk_client_over_stdio(sdk_python: Path) -> None:
-    check(await run_client(sdk_python, "stdio", sys.executable, str(FIXTURE)))
-
-
-async def test_official_sdk_client_over_http(sdk_python: Path) -> None:
+@pytest.fixture
+async def sdk_http(sdk_python: str) -> AsyncIterator[str]:
     port = free_port()
-    server = await asyncio.create_subprocess_exec(
-        sys.executable, str(FIXTURE), "--port", str(port), stderr=asyncio.subprocess.DEVNULL
+    proc = await asyncio.create_subprocess_exec(
+        sdk_python, str(SERVER), "http", str(port), stderr=asyncio.subprocess.DEVNULL
     )
-    try:
-        from test_cluster import wait_port
-
-        await wait_port(port, server)
-        check(await run_client(sdk_python, "http", f"http://127.0.0.1:{port}/mcp"))
-    finally:
-        server.terminate()
-        await asyncio.wait_for(server.wait(), 10)
+    await wait_port(port, proc)
+    yield f"http://127.0.0.1:{port}/mcp"
+    proc.terminate()
+    await proc.wait()
 
 
-async def test_the_same_tool_on_the_modern_wire(everything: Any) -> None:
-    """The tool the SDK client answered above, on 2026-07-28: an input_required round instead."""
-    http = AsgiClient(everything.http_app())
-    caps = {"io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}}
-    first = await http.post(
-        rpc("tools/call", {"name": "test_input_required_result_elicitation"}, **caps)
-    )
-    asked = first.result["inputRequests"]["user_name"]
-    assert asked["method"] == "elicitation/create"
-    assert asked["params"]["message"] == "What is your name?"
-    retry = rpc(
-        "tools/call",
-        {
-            "name": "test_input_required_result_elicitation",
-            "inputResponses": {"user_name": {"action": "accept", "content": {"name": "Ann"}}},
-            "requestState": first.result["requestState"],
-        },
-        id=2,
-        **caps,
-    )
-    done = await http.post(retry)
-    assert done.result["content"][0]["text"] == "Hello, Ann!"
+async def answer_name(request: Elicitation) -> dict[str, Any]:
+    assert request.message == "What is your name?"
+    assert "name" in (request.requested_schema or {}).get("properties", {})
+    return {"action": "accept", "content": {"name": "Ada"}}
+
+
+async def exercise(target: Any, era: str) -> None:
+    async with Client(target, era=era, elicitation=answer_name, stderr="discard") as client:  # type: ignore[arg-type]
+        assert client.era == era
+        assert client.info is not None and client.info.name == "sdk-interop"
+        assert [t.name for t in await client.list_tools()] == ["add", "greet"]
+        result = await client.call_tool("add", {"a": 2, "b": 3})
+        assert result.text == "5" and not result.is_error
+        assert (await client.read_resource("interop://note")).text == "interop note"
+        prompt = await client.get_prompt("review", {"code": "x = 1"})
+        assert "x = 1" in prompt.messages[0]["content"]["text"]
+        # One elicitation round: MRTR on 2026-07-28, a real server→client request on legacy.
+        assert (await client.call_tool("greet", {})).text == "Hello, Ada!"
+
+
+@pytest.mark.parametrize("era", ["modern", "legacy"])
+async def test_sdk_over_http(sdk_http: str, era: str) -> None:
+    await exercise(sdk_http, era)
+
+
+@pytest.mark.parametrize("era", ["modern", "legacy"])
+async def test_sdk_over_stdio(sdk_python: str, era: str) -> None:
+    await exercise([sdk_python, str(SERVER), "stdio"], era)
+
+
+async def test_era_detection_finds_modern(sdk_http: str) -> None:
+    async with Client(sdk_http) as client:
+        assert client.era == "modern"  # the SDK 2.3.0 server is dual-era; modern wins (VER-10)

@@ -19,7 +19,7 @@ from .._version import __version__
 from .arguments import parse_key_values, split_command_tail
 
 if TYPE_CHECKING:
-    from ..client.session import ClientSession
+    from ..client import Client
 
 __all__ = ["app", "main"]
 
@@ -71,6 +71,16 @@ EnvOpt = Annotated[
         "--env", "-e", help="KEY=VALUE for a stdio server (repeatable).", show_default=False
     ),
 ]
+
+
+def _register_host_commands() -> None:
+    from .host import host, tools
+
+    app.command("host")(host)
+    app.command("tools")(tools)
+
+
+_register_host_commands()
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -146,17 +156,18 @@ def _session(
     timeout: float,
     header: list[str] | None,
     env: list[str] | None,
-) -> ClientSession:
-    from ..client.session import ClientSession
-    from .output import show_notification
+) -> Client:
+    from ..client import Client
+    from .output import show_log, show_notification
 
     try:
-        return ClientSession(
+        return Client(
             _resolve_target(ctx, target),
             timeout=timeout if timeout > 0 else None,
             headers=_pairs(header, ":", "'Name: value'"),
             env=_pairs(env, "=", "KEY=VALUE") or None,
             on_notification=show_notification,
+            on_log=show_log,
         )
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
@@ -199,7 +210,18 @@ def discover(
 
     async def work() -> dict[str, Any]:
         async with session as client:
-            return await client.discover()
+            info = await client.discover()
+            if info.era == "modern":
+                return info.raw
+            # A legacy server: its initialize result, in the shape of a discover result.
+            server_info = {"name": info.name, "version": info.version}
+            return {
+                "era": "legacy",
+                "supportedVersions": [info.protocol_version],
+                "capabilities": info.capabilities,
+                "instructions": info.instructions,
+                "_meta": {"io.modelcontextprotocol/serverInfo": server_info},
+            }
 
     result = _run(work)
     from .output import print_discover, print_json
@@ -223,12 +245,12 @@ def list_(
     async def work() -> list[dict[str, Any]]:
         async with session as client:
             if kind is ListKind.resources:
-                return await client.list_resources()
+                return [r.raw for r in await client.list_resources()]
             if kind is ListKind.prompts:
-                return await client.list_prompts()
+                return [p.raw for p in await client.list_prompts()]
             if kind is ListKind.templates:
-                return await client.list_resource_templates()
-            return await client.list_tools()
+                return [t.raw for t in await client.list_resource_templates()]
+            return [t.raw for t in await client.list_tools()]
 
     items = _run(work)
     from .output import print_json, print_list
@@ -265,8 +287,10 @@ def call(
     session = _session(ctx, target, timeout, header, env)
 
     async def work() -> dict[str, Any]:
+        from .output import show_progress
+
         async with session as client:
-            return await client.call_tool(tool, arguments)
+            return (await client.call_tool(tool, arguments, progress=show_progress)).raw
 
     result = _run(work)
     from .output import content_text, print_error, print_json

@@ -9,12 +9,11 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from ..protocol.jsonrpc import Notification
 from ..protocol.versions import META_SERVER_INFO
 
 if TYPE_CHECKING:
     from rich.console import Console
-
-    from ..protocol.jsonrpc import Notification
 
 __all__ = [
     "content_text",
@@ -198,3 +197,17 @@ def show_notification(message: Notification) -> None:
     else:
         return
     stderr_console().print(line)
+
+
+def show_progress(progress: float, total: float | None, message: str | None) -> None:
+    """A progress notification for the call in flight, on stderr."""
+    params: dict[str, Any] = {"progress": progress, "total": total, "message": message}
+    show_notification(Notification("notifications/progress", params))
+
+
+def show_log(level: str, data: Any, logger: str | None) -> None:
+    """A server log message, on stderr."""
+    params: dict[str, Any] = {"level": level, "data": data}
+    if logger is not None:
+        params["logger"] = logger
+    show_notification(Notification("notifications/message", params))

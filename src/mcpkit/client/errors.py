@@ -3,16 +3,14 @@
     ClientError                 anything mcpkit's client detected locally
     ├── TransportError          the connection failed (HTTP status, refused, process died)
     │   └── ConnectionClosed    the server process or stream went away
+    │       └── StreamBroken    an HTTP response stream ended early (re-sent once)
     ├── RequestTimeout          no response within the timeout (also a TimeoutError)
-    ├── InvalidResponse         the peer answered with something that is not valid MCP
-    └── InputRequired           the server returned an MRTR `input_required` result
+    └── InvalidResponse         the peer answered with something that is not valid MCP
 
 None of these subclass `MCPError`: an `MCPError` always means the server sent that error.
 """
 
 from __future__ import annotations
-
-from typing import Any
 
 
 class ClientError(Exception):
@@ -32,17 +30,14 @@ class ConnectionClosed(TransportError):
     """The server process exited or the stream closed before the response arrived."""
 
 
+class StreamBroken(ConnectionClosed):
+    """An HTTP response stream ended before its response: the request is lost, and the client
+    re-sends it as a new request with a new id (TR-HTTP-22)."""
+
+
 class RequestTimeout(ClientError, TimeoutError):
     """No response arrived within the request timeout (the request was cancelled)."""
 
 
 class InvalidResponse(ClientError):
     """The server's message breaks the protocol (bad JSON, unknown `resultType`, ...)."""
-
-
-class InputRequired(ClientError):
-    """The server asked for client input (MRTR); this client does not answer it yet."""
-
-    def __init__(self, result: dict[str, Any]) -> None:
-        super().__init__("The server requires client input (multi round-trip), not supported yet")
-        self.result = result

@@ -8,10 +8,11 @@ HTTP (CANC-04).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from typing import Any, NoReturn
 
 import aiohttp
+import orjson
 
 from ..protocol.errors import MCPError, error_from_wire
 from ..protocol.jsonrpc import (
@@ -22,7 +23,7 @@ from ..protocol.jsonrpc import (
     decode,
     encode_request,
 )
-from .errors import ConnectionClosed, InvalidResponse, TransportError
+from .errors import InvalidResponse, StreamBroken, TransportError
 from .http_headers import ToolHeaderIndex, build_request_headers
 from .sse import SSEParser
 from .transport import NotificationHandler, dispatch_notification, logger
@@ -97,6 +98,34 @@ class HttpTransport:
         except OSError as exc:
             raise TransportError(f"cannot reach {self.url}: {exc}") from exc
 
+    async def stream(
+        self, request_id: RequestId, method: str, params: JSONObject
+    ) -> AsyncIterator[JSONObject]:
+        """A long-lived request (subscriptions/listen): every message on its stream, in order.
+        Leaving the iteration closes the stream, which ends the subscription (SUB-10)."""
+        if self._http is None:
+            raise TransportError("HTTP transport is not started")
+        body = encode_request(request_id, method, params)
+        try:
+            async with self._http.post(
+                self.url, data=body, headers=self.headers_for(method, params)
+            ) as resp:
+                if resp.status >= 300:
+                    await _raise_http_error(resp)
+                if resp.content_type == "application/json":
+                    yield orjson.loads(await resp.read())
+                    return
+                parser = SSEParser()
+                try:
+                    async for chunk in resp.content.iter_any():
+                        for event in parser.feed(chunk):
+                            if event.event == "message" and event.data:
+                                yield orjson.loads(event.data)
+                finally:
+                    resp.close()
+        except aiohttp.ClientError as exc:
+            raise TransportError(f"HTTP stream to {self.url} failed: {exc}") from exc
+
     async def _read_response(self, resp: aiohttp.ClientResponse, request_id: RequestId) -> Response:
         if resp.status >= 300:
             await _raise_http_error(resp)
@@ -121,7 +150,7 @@ class HttpTransport:
             final = await self._on_event(event.event, event.data, request_id)
             if final is not None:
                 return final
-        raise ConnectionClosed("the SSE stream ended before the response arrived")
+        raise StreamBroken("the SSE stream ended before the response arrived")
 
     async def _on_event(self, kind: str, data: str, request_id: RequestId) -> Response | None:
         if kind != "message" or not data:

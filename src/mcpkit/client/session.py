@@ -23,7 +23,7 @@ from ..protocol.versions import (
     META_CLIENT_INFO,
     META_PROTOCOL_VERSION,
 )
-from .errors import InputRequired, InvalidResponse, RequestTimeout
+from .errors import InvalidResponse, RequestTimeout, StreamBroken
 from .stdio import StderrMode
 from .target import HttpTarget, parse_target
 from .transport import NotificationHandler, Transport
@@ -31,7 +31,8 @@ from .transport import NotificationHandler, Transport
 __all__ = ["DEFAULT_CLIENT_INFO", "ClientSession", "make_transport"]
 
 DEFAULT_CLIENT_INFO: JSONObject = {"name": "mcpkit", "version": __version__}
-_KNOWN_RESULT_TYPES = frozenset({"complete"})
+#: `input_required` is handled by `Client` (MRTR); anything else unknown is invalid (BASE-09).
+_KNOWN_RESULT_TYPES = frozenset({"complete", "input_required"})
 _MAX_PAGES = 10_000
 
 
@@ -137,11 +138,16 @@ class ClientSession:
         body: JSONObject = dict(params or {})
         extra = body.get("_meta")
         body["_meta"] = {**self.request_meta(), **(extra if isinstance(extra, Mapping) else {})}
-        request_id = next(self._ids)
         limit = self.timeout if isinstance(timeout, EllipsisType) else timeout
         try:
             async with asyncio.timeout(limit):
-                response = await self.transport.request(request_id, method, body)
+                request_id = next(self._ids)
+                try:
+                    response = await self.transport.request(request_id, method, body)
+                except StreamBroken:
+                    # TR-HTTP-22: the request was lost with its stream; send it again, new id.
+                    request_id = next(self._ids)
+                    response = await self.transport.request(request_id, method, body)
         except TimeoutError as exc:
             if isinstance(exc, RequestTimeout):
                 raise
@@ -151,6 +157,9 @@ class ClientSession:
         if response.id != request_id:
             raise InvalidResponse(f"response id {response.id!r} does not match {request_id!r}")
         return _check_result(response.result)
+
+    def next_id(self) -> int:
+        return next(self._ids)
 
     async def discover(self) -> JSONObject:
         """`server/discover`: supported versions, capabilities, server info, instructions."""
@@ -221,6 +230,4 @@ def _check_result(result: Any) -> JSONObject:
     kind = result.get("resultType", "complete")
     if kind in _KNOWN_RESULT_TYPES:
         return result
-    if kind == "input_required":
-        raise InputRequired(result)
     raise InvalidResponse(f"unknown resultType {kind!r}")

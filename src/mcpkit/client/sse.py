@@ -22,9 +22,11 @@ class SSEEvent:
 class SSEParser:
     """Turns a byte stream into `SSEEvent`s. Not thread-safe; one per stream."""
 
-    __slots__ = ("_buffer", "_data", "_event", "_id", "_started")
+    __slots__ = ("_buffer", "_data", "_event", "_id", "_started", "retry_ms")
 
     def __init__(self) -> None:
+        #: The last `retry:` value (ms) the server sent, for reconnecting (legacy resumption).
+        self.retry_ms: int | None = None
         self._buffer = bytearray()
         self._data: list[str] = []
         self._event = ""
@@ -91,4 +93,11 @@ class SSEParser:
             self._event = value
         elif name == "id" and "\x00" not in value:
             self._id = value
-        # "retry" and unknown fields are ignored
+        elif name == "retry" and value.isdigit():
+            self.retry_ms = int(value)
+        # unknown fields are ignored
+
+    @property
+    def last_event_id(self) -> str | None:
+        """The last event id seen, even on an event without data (a priming event)."""
+        return self._id

@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 import os
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from typing import Literal
 
 from ..protocol.errors import MCPError
@@ -22,9 +22,12 @@ from ..protocol.jsonrpc import (
     RequestId,
     Response,
     decode,
+    encode_error,
     encode_notification,
     encode_request,
+    encode_result,
 )
+from ..protocol.versions import META_SUBSCRIPTION_ID
 from .errors import ConnectionClosed, TransportError
 from .transport import NotificationHandler, dispatch_notification, logger
 
@@ -33,6 +36,9 @@ __all__ = ["StderrMode", "StdioTransport"]
 StderrMode = Literal["inherit", "capture", "discard"]
 """`inherit`: the server's stderr goes to ours; `capture`: keep the last lines in
 `stderr_tail`; `discard`: drop it. stderr never signals an error (TR-STDIO-03)."""
+
+RequestHandler = Callable[[str, JSONObject], Awaitable[JSONObject]]
+"""Answers one server→client request (method, params) with its result; raise MCPError to refuse."""
 
 _LINE_LIMIT = 64 * 1024 * 1024  # longest accepted stdout line (one message)
 _STDERR_TAIL = 50
@@ -65,8 +71,12 @@ class StdioTransport:
         self.stderr_tail: deque[str] = deque(maxlen=_STDERR_TAIL)
         self._proc: asyncio.subprocess.Process | None = None
         self._pending: dict[RequestId, asyncio.Future[Response]] = {}
+        self._streams: dict[RequestId, asyncio.Queue[JSONObject | None]] = {}
         self._tasks: list[asyncio.Task[None]] = []
+        self._handlers: set[asyncio.Task[None]] = set()
         self._closed: ConnectionClosed | None = None
+        #: Legacy sessions only: answers server→client requests (sampling, elicitation, roots, ping).
+        self.on_request: RequestHandler | None = None
 
     @property
     def returncode(self) -> int | None:
@@ -117,6 +127,33 @@ class StdioTransport:
         finally:
             self._pending.pop(request_id, None)
 
+    async def stream(
+        self, request_id: RequestId, method: str, params: JSONObject
+    ) -> AsyncIterator[JSONObject]:
+        """A long-lived request (subscriptions/listen): the messages for it, routed by
+        `subscriptionId` (TR-STDIO-08); leaving the iteration sends `notifications/cancelled`."""
+        if self._closed is not None:
+            raise self._closed
+        queue: asyncio.Queue[JSONObject | None] = asyncio.Queue()
+        self._streams[request_id] = queue
+        try:
+            await self._write(encode_request(request_id, method, params))
+            while True:
+                item = await queue.get()
+                if item is None:
+                    if self._closed is not None:
+                        raise self._closed
+                    return
+                yield item
+                if "id" in item:  # the final response ends the stream
+                    return
+        finally:
+            if self._streams.pop(request_id, None) is not None and self._closed is None:
+                self._cancel_on_wire(request_id)
+
+    async def notify(self, method: str, params: JSONObject | None = None) -> None:
+        await self._write(encode_notification(method, params))
+
     async def _write(self, line: bytes) -> None:
         assert self._proc is not None and self._proc.stdin is not None
         try:
@@ -158,6 +195,17 @@ class StdioTransport:
             logger.warning("ignoring invalid line from the server: %s", exc)
             return
         if isinstance(message, Response):
+            stream = self._streams.get(message.id) if message.id is not None else None
+            if stream is not None:
+                stream.put_nowait(
+                    {
+                        "jsonrpc": "2.0",
+                        "id": message.id,
+                        "result": message.result,
+                        "error": message.error,
+                    }
+                )
+                return
             future = self._pending.pop(message.id, None) if message.id is not None else None
             if future is not None and not future.done():
                 future.set_result(message)
@@ -165,9 +213,36 @@ class StdioTransport:
                 logger.warning("server sent an error without id: %r", message.error)
             # else: a late answer to a cancelled request (CANC-12)
         elif isinstance(message, Notification):
-            await dispatch_notification(self.on_notification, message)
+            meta = (message.params or {}).get("_meta")
+            sub = meta.get(META_SUBSCRIPTION_ID) if isinstance(meta, dict) else None
+            stream = self._streams.get(sub) if sub is not None else None
+            if stream is not None:
+                stream.put_nowait(
+                    {"jsonrpc": "2.0", "method": message.method, "params": message.params}
+                )
+            else:
+                await dispatch_notification(self.on_notification, message)
         elif isinstance(message, Request):
-            logger.warning("ignoring request %r from the server (TR-STDIO-07)", message.method)
+            if self.on_request is None:
+                logger.warning("ignoring request %r from the server (TR-STDIO-07)", message.method)
+            else:
+                task = asyncio.create_task(self._answer(message))
+                self._handlers.add(task)
+                task.add_done_callback(self._handlers.discard)
+
+    async def _answer(self, request: Request) -> None:
+        """Legacy era: run the handler for a server→client request and write its response."""
+        assert self.on_request is not None
+        try:
+            result = await self.on_request(request.method, request.params or {})
+            line = encode_result(request.id, result)
+        except MCPError as exc:
+            line = encode_error(request.id, exc)
+        except Exception as exc:
+            logger.exception("handler for %s failed", request.method)
+            line = encode_error(request.id, MCPError(f"client handler failed: {exc}", code=-32603))
+        with contextlib.suppress(TransportError):
+            await self._write(line)
 
     async def _on_eof(self) -> None:
         """stdout closed: the process is gone (or going); fail everything still waiting."""
@@ -185,6 +260,8 @@ class StdioTransport:
     def _fail_all(self, error: ConnectionClosed) -> None:
         if self._closed is None:
             self._closed = error
+        for queue in self._streams.values():
+            queue.put_nowait(None)
         pending, self._pending = self._pending, {}
         for future in pending.values():
             if not future.done():

@@ -6,7 +6,7 @@ notebooks and embedding.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from ..protocol import jsonrpc
@@ -55,6 +55,33 @@ class MemoryTransport:
         if self.trace is not None:
             self.trace(method, data)
         return Response(data.get("id"), data.get("result"), data.get("error"))
+
+    async def stream(
+        self, request_id: RequestId, method: str, params: JSONObject
+    ) -> AsyncIterator[JSONObject]:
+        """A listen stream on the in-process server: acknowledgement, notifications, final result."""
+        from ..protocol.errors import MCPError
+
+        msg = Request(request_id, method, params)
+        try:
+            meta = self.server.read_meta(params)
+            sub = self.server.open_subscription(msg, meta)
+        except MCPError as exc:
+            yield {"jsonrpc": "2.0", "id": request_id, "error": exc.to_wire()}
+            return
+        try:
+            yield sub.acknowledgement()
+            while True:
+                try:
+                    note = await sub.next(None)
+                except EOFError:
+                    if not sub.overflowed:
+                        yield {"jsonrpc": "2.0", "id": request_id, "result": sub.final_result()}
+                    return
+                if note is not None:
+                    yield note
+        finally:
+            self.server.subscriptions.close(sub)
 
     def accept_tools(self, tools: list[JSONObject]) -> list[JSONObject]:
         return tools

@@ -1,0 +1,460 @@
+"""`Client`: one MCP server, either era, over stdio, Streamable HTTP or in process.
+
+    async with Client("http://127.0.0.1:8000/mcp", elicitation=ask_user) as client:
+        tools = await client.list_tools()
+        result = await client.call_tool("forecast", {"city": "Oslo"})
+        print(result.text)
+
+The era is detected on connect as the spec says (VER-10, TR-HBC-02/03, TR-STDIO-15..17) and
+cached per endpoint or command. Input the server asks for (elicitation, sampling, roots) is
+answered by the handlers given here, through MRTR on 2026-07-28 and real requests on legacy
+sessions. Results are typed (`mcpkit.client.types`), lists are cached per `ttlMs`/`cacheScope`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import itertools
+import logging
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from types import EllipsisType, TracebackType
+from typing import TYPE_CHECKING, Any, Literal
+
+from ..protocol.errors import (
+    HEADER_MISMATCH,
+    MISSING_REQUIRED_CLIENT_CAPABILITY,
+    UNSUPPORTED_PROTOCOL_VERSION,
+    MCPError,
+)
+from ..protocol.jsonrpc import JSONObject, Notification
+from ..protocol.versions import LEGACY_VERSIONS, MODERN_VERSIONS
+from .cache import ResultCache
+from .connect import Era, era_cache_key, make_client_transport
+from .errors import ClientError, InvalidResponse, RequestTimeout, TransportError
+from .inputs import ElicitationHandler, InputHandlers, RootsProvider, SamplingHandler
+from .output_schema import OutputValidator
+from .session import ClientSession
+from .subscription import Subscription
+from .types import (
+    CallResult,
+    Completion,
+    Prompt,
+    PromptResult,
+    ReadResult,
+    Resource,
+    ResourceTemplate,
+    ServerInfo,
+    Tool,
+)
+
+if TYPE_CHECKING:
+    from .legacy import LegacySession
+
+log = logging.getLogger("mcpkit.client")
+
+ProgressCallback = Callable[[float, float | None, str | None], Any]
+LogCallback = Callable[[str, Any, str | None], Any]
+_MRTR_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})
+#: Errors only a 2026-07-28 server sends: recognising one means "modern" (VER-10, TR-HBC-02).
+_MODERN_CODES = frozenset(
+    {UNSUPPORTED_PROTOCOL_VERSION, MISSING_REQUIRED_CLIENT_CAPABILITY, HEADER_MISMATCH}
+)
+#: Detected eras, per HTTP endpoint or stdio command (VER-11).
+ERA_CACHE: dict[str, Era] = {}
+
+
+class Client:
+    def __init__(
+        self,
+        target: Any,
+        *,
+        elicitation: ElicitationHandler | None = None,
+        sampling: SamplingHandler | None = None,
+        roots: RootsProvider | None = None,
+        url_elicitation: bool = False,
+        era: Literal["auto", "modern", "legacy"] = "auto",
+        timeout: float | None = 60.0,
+        headers: Mapping[str, str] | None = None,
+        env: Mapping[str, str] | None = None,
+        cwd: str | None = None,
+        stderr: Literal["inherit", "capture", "discard"] = "inherit",
+        client_info: JSONObject | None = None,
+        cache: bool = True,
+        max_input_rounds: int = 8,
+        on_notification: Callable[[Notification], Any] | None = None,
+        on_log: LogCallback | None = None,
+        probe_timeout: float = 5.0,
+    ) -> None:
+        self.handlers = InputHandlers(elicitation, sampling, roots, url_elicitation=url_elicitation)
+        self.transport, self._era_key = make_client_transport(
+            target,
+            headers=headers,
+            env=env,
+            cwd=cwd,
+            stderr=stderr,
+            on_notification=self._on_notification,
+        )
+        self.requested_era = era
+        self.timeout = timeout
+        self.cache = ResultCache() if cache else None
+        self.max_input_rounds = max_input_rounds
+        self.user_on_notification = on_notification
+        self.on_log = on_log
+        self.probe_timeout = probe_timeout
+        self.session = ClientSession(
+            self.transport,
+            timeout=timeout,
+            capabilities=self.handlers.capabilities(),
+            client_info=client_info,
+        )
+        self.legacy: LegacySession | None = None
+        self.info: ServerInfo | None = None
+        self._auth_key = hashlib.sha256(repr(sorted((headers or {}).items())).encode()).hexdigest()[
+            :16
+        ]
+        self._progress: dict[str, ProgressCallback] = {}
+        self._tokens = itertools.count(1)
+        self._tools: dict[str, Tool] = {}
+        self._outputs = OutputValidator()
+
+    # -- connection ------------------------------------------------------------------------
+    async def __aenter__(self) -> Client:
+        try:
+            await self.connect()
+        except BaseException:
+            await self.close()
+            raise
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    @property
+    def era(self) -> Era | None:
+        return self.info.era if self.info is not None else None  # type: ignore[return-value]
+
+    async def connect(self) -> ServerInfo:
+        await self.transport.start()
+        era = (
+            self.requested_era
+            if self.requested_era != "auto"
+            else ERA_CACHE.get(self._era_key, "auto")
+        )
+        if era in ("auto", "modern"):
+            info = await self._probe_modern(strict=era == "modern")
+            if info is not None:
+                self.info = info
+                ERA_CACHE[self._era_key] = "modern"
+                return info
+        from .legacy import LegacySession
+
+        self.legacy = LegacySession(
+            self.transport,
+            self.handlers,
+            self.session.client_info,
+            on_notification=self._on_notification,
+        )
+        self.info = await self.legacy.initialize(self.timeout)
+        ERA_CACHE[self._era_key] = "legacy"
+        return self.info
+
+    async def _probe_modern(self, strict: bool) -> ServerInfo | None:
+        """`server/discover` first; a recognised modern error still means modern (VER-10)."""
+        timeout = None if strict else self.probe_timeout
+        for attempt in range(2):
+            try:
+                raw = await self.session.request("server/discover", timeout=timeout)
+            except MCPError as exc:
+                if exc.code == UNSUPPORTED_PROTOCOL_VERSION and isinstance(exc.data, dict):
+                    usable = [v for v in exc.data.get("supported") or [] if v in MODERN_VERSIONS]
+                    if usable and attempt == 0:
+                        self.session.protocol_version = usable[0]  # VER-03: retry with theirs
+                        continue
+                    if not usable and any(
+                        v in LEGACY_VERSIONS for v in exc.data.get("supported") or []
+                    ):
+                        return None
+                if exc.code in _MODERN_CODES or strict:
+                    raise
+                return None  # -32601, -32602, anything else: a legacy server (TR-STDIO-17)
+            except RequestTimeout:
+                if strict:
+                    raise
+                return None
+            except TransportError as exc:
+                if strict or exc.status is None:
+                    raise
+                return None  # HTTP 4xx without a modern error body: legacy (TR-HBC-03)
+            return _server_info(raw, self.session.protocol_version)
+        raise ClientError("the server rejected every protocol version this client speaks")
+
+    async def close(self) -> None:
+        if self.legacy is not None:
+            await self.legacy.close()
+        await self.transport.close()
+
+    # -- requests --------------------------------------------------------------------------
+    async def request(
+        self,
+        method: str,
+        params: Mapping[str, Any] | None = None,
+        *,
+        timeout: float | EllipsisType | None = ...,
+        progress: ProgressCallback | None = None,
+        use_cache: bool = True,
+    ) -> JSONObject:
+        """Any request; fulfils input the server asks for; returns the final result object."""
+        body: JSONObject = dict(params or {})
+        cache = self.cache if use_cache else None
+        if cache is not None:
+            hit = cache.get(method, body, self._auth_key)
+            if hit is not None:
+                return hit  # type: ignore[no-any-return]
+        token = None
+        if progress is not None:
+            token = f"mcpkit-{next(self._tokens)}"
+            self._progress[token] = progress
+            body["_meta"] = {**(body.get("_meta") or {}), "progressToken": token}
+        try:
+            if self.legacy is not None:
+                result = await self.legacy.request(
+                    method, body, timeout=self.timeout if timeout is ... else timeout
+                )
+            else:
+                result = await self._modern(method, body, timeout)
+        finally:
+            if token is not None:
+                self._progress.pop(token, None)
+        if cache is not None:
+            cache.put(method, body, self._auth_key, result)
+        return result
+
+    async def _modern(
+        self, method: str, params: JSONObject, timeout: float | EllipsisType | None
+    ) -> JSONObject:
+        original = params
+        for _ in range(self.max_input_rounds + 1):
+            result = await self.session.request(method, params, timeout=timeout)
+            if result.get("resultType") != "input_required":
+                return result
+            if method not in _MRTR_METHODS:
+                raise InvalidResponse(f"{method} cannot answer input_required (MRTR-04)")
+            requests = result.get("inputRequests") or {}
+            if not isinstance(requests, dict):
+                raise InvalidResponse("inputRequests is not an object")
+            # MRTR-16/17/19/22: all answers, the original params, the state byte for byte.
+            params = {**original, "inputResponses": await self.handlers.fulfil(requests)}
+            if "requestState" in result:
+                params["requestState"] = result["requestState"]
+        raise ClientError(f"{method} still needs input after {self.max_input_rounds} rounds")
+
+    # -- typed API -------------------------------------------------------------------------
+    async def discover(self) -> ServerInfo:
+        if self.legacy is not None:
+            assert self.info is not None
+            return self.info
+        self.info = _server_info(
+            await self.request("server/discover"), self.session.protocol_version
+        )
+        return self.info
+
+    async def list_page(
+        self, method: str, key: str, cursor: str | None = None
+    ) -> tuple[list[JSONObject], str | None]:
+        """One page of a list (`nextCursor` is opaque: PAG-05)."""
+        result = await self.request(method, {"cursor": cursor} if cursor is not None else None)
+        page = result.get(key)
+        if not isinstance(page, list):
+            raise InvalidResponse(f"{method} result has no {key!r} list")
+        items = [i for i in page if isinstance(i, dict)]
+        if method == "tools/list":
+            items = self.transport.accept_tools(items)  # TR-XMH-07
+        nxt = result.get("nextCursor")
+        return items, nxt if isinstance(nxt, str) else None
+
+    async def _list_all(self, method: str, key: str) -> list[JSONObject]:
+        items, cursor = await self.list_page(method, key)
+        seen: set[str] = set()
+        while cursor is not None:
+            if cursor in seen:
+                raise InvalidResponse(f"{method} repeated the cursor {cursor!r}")
+            seen.add(cursor)
+            page, cursor = await self.list_page(method, key, cursor)
+            items += page
+        return items
+
+    async def list_tools(self) -> list[Tool]:
+        tools = [Tool.from_wire(t) for t in await self._list_all("tools/list", "tools")]
+        self._tools = {t.name: t for t in tools}
+        return tools
+
+    async def call_tool(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        timeout: float | EllipsisType | None = ...,
+        progress: ProgressCallback | None = None,
+    ) -> CallResult:
+        params: JSONObject = {"name": name, "arguments": dict(arguments or {})}
+        try:
+            raw = await self.request(
+                "tools/call", params, timeout=timeout, progress=progress, use_cache=False
+            )
+        except MCPError as exc:
+            if exc.code != HEADER_MISMATCH or self.legacy is not None:
+                raise
+            await self.list_tools()  # TR-XMH-12: the x-mcp-header set may have changed
+            raw = await self.request(
+                "tools/call", params, timeout=timeout, progress=progress, use_cache=False
+            )
+        result = CallResult.from_wire(raw)
+        tool = self._tools.get(name)
+        if tool is not None and tool.output_schema is not None and not result.is_error:
+            self._outputs.check(tool, result.structured_content)  # TOOL-18
+        return result
+
+    async def list_resources(self) -> list[Resource]:
+        return [Resource.from_wire(r) for r in await self._list_all("resources/list", "resources")]
+
+    async def list_resource_templates(self) -> list[ResourceTemplate]:
+        items = await self._list_all("resources/templates/list", "resourceTemplates")
+        return [ResourceTemplate.from_wire(t) for t in items]
+
+    async def read_resource(
+        self, uri: str, *, timeout: float | EllipsisType | None = ...
+    ) -> ReadResult:
+        raw = await self.request("resources/read", {"uri": uri}, timeout=timeout)
+        contents = raw.get("contents")
+        return ReadResult(
+            [c for c in contents if isinstance(c, dict)] if isinstance(contents, list) else [], raw
+        )
+
+    async def list_prompts(self) -> list[Prompt]:
+        return [Prompt.from_wire(p) for p in await self._list_all("prompts/list", "prompts")]
+
+    async def get_prompt(
+        self, name: str, arguments: Mapping[str, str] | None = None
+    ) -> PromptResult:
+        params: JSONObject = {"name": name}
+        if arguments:
+            params["arguments"] = dict(arguments)
+        raw = await self.request("prompts/get", params, use_cache=False)
+        messages = raw.get("messages")
+        return PromptResult(
+            raw.get("description"), messages if isinstance(messages, list) else [], raw
+        )
+
+    async def complete(
+        self, ref: JSONObject, argument: str, value: str, context: Mapping[str, str] | None = None
+    ) -> Completion:
+        params: JSONObject = {"ref": ref, "argument": {"name": argument, "value": value}}
+        if context:
+            params["context"] = {"arguments": dict(context)}
+        raw = await self.request("completion/complete", params, use_cache=False)
+        c = raw.get("completion") or {}
+        return Completion(
+            [str(v) for v in c.get("values") or []], c.get("total"), bool(c.get("hasMore")), raw
+        )
+
+    def subscribe(
+        self,
+        *,
+        tools: bool = False,
+        prompts: bool = False,
+        resources: bool = False,
+        resource_uris: Sequence[str] = (),
+    ) -> Subscription:
+        """A `subscriptions/listen` stream: `async with client.subscribe(tools=True) as sub:`."""
+        wanted: JSONObject = {}
+        if tools:
+            wanted["toolsListChanged"] = True
+        if prompts:
+            wanted["promptsListChanged"] = True
+        if resources:
+            wanted["resourcesListChanged"] = True
+        if resource_uris:
+            wanted["resourceSubscriptions"] = list(resource_uris)
+        if self.legacy is not None:
+            messages = self.legacy.listen(wanted)
+        else:
+            params = {"notifications": wanted, "_meta": self.session.request_meta()}
+            stream = self.transport.stream  # type: ignore[attr-defined]
+            messages = stream(self.session.next_id(), "subscriptions/listen", params)
+        return Subscription(messages, self._invalidate)
+
+    async def listen(
+        self,
+        *,
+        tools: bool = False,
+        prompts: bool = False,
+        resources: bool = False,
+        resource_uris: Sequence[str] = (),
+    ) -> AsyncIterator[Notification]:
+        """Change notifications until the caller stops iterating (which ends the stream)."""
+        async with self.subscribe(
+            tools=tools, prompts=prompts, resources=resources, resource_uris=resource_uris
+        ) as sub:
+            async for note in sub:
+                yield note
+
+    # -- notifications ---------------------------------------------------------------------
+    def _invalidate(self, note: Notification) -> None:
+        if self.cache is not None:
+            uri = (note.params or {}).get("uri")
+            self.cache.invalidate(note.method, uri if isinstance(uri, str) else None)
+
+    async def _on_notification(self, note: Notification) -> None:
+        params = note.params or {}
+        if note.method == "notifications/progress":
+            callback = self._progress.get(str(params.get("progressToken")))
+            if callback is not None:
+                out = callback(
+                    params.get("progress", 0), params.get("total"), params.get("message")
+                )
+                if asyncio.iscoroutine(out):
+                    await out
+            return
+        if note.method == "notifications/message":
+            if self.on_log is not None:
+                out = self.on_log(
+                    str(params.get("level")), params.get("data"), params.get("logger")
+                )
+                if asyncio.iscoroutine(out):
+                    await out
+            else:
+                log.info("server log [%s]: %s", params.get("level"), params.get("data"))
+            return
+        self._invalidate(note)
+        if self.user_on_notification is not None:
+            out = self.user_on_notification(note)
+            if asyncio.iscoroutine(out):
+                await out
+
+
+def _server_info(raw: JSONObject, version: str) -> ServerInfo:
+    info = (
+        (raw.get("_meta") or {}).get("io.modelcontextprotocol/serverInfo")
+        or raw.get("serverInfo")
+        or {}
+    )
+    versions = raw.get("supportedVersions") or []
+    return ServerInfo(
+        era="modern",
+        protocol_version=version,
+        capabilities=raw.get("capabilities") or {},
+        name=info.get("name"),
+        version=info.get("version"),
+        instructions=raw.get("instructions"),
+        supported_versions=tuple(v for v in versions if isinstance(v, str)),
+        raw=raw,
+    )
+
+
+__all__ = ["ERA_CACHE", "Client", "era_cache_key"]

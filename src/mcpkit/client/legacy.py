@@ -1,0 +1,172 @@
+"""The 2025-11-25 era from the client side: `initialize`, sessions, server→client requests.
+
+Used when era detection finds a legacy server. The same `InputHandlers` that fulfil MRTR
+answer the server's real `elicitation/create`, `sampling/createMessage` and `roots/list`
+requests here, and `ping`. Over HTTP this adds `Mcp-Session-Id`, the standalone GET stream,
+resumption with `Last-Event-ID` after the server's `retry`, and DELETE on close
+(`legacy_http.py`); over stdio the process is the session.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+from ..protocol.errors import MCPError, MethodNotFound, error_from_wire
+from ..protocol.jsonrpc import JSONObject, Notification
+from ..protocol.versions import LEGACY_LATEST, LEGACY_VERSIONS
+from .errors import ClientError, InvalidResponse, RequestTimeout
+from .inputs import InputHandlers, NoHandler
+from .transport import Transport
+from .types import ServerInfo
+
+#: Versions we accept from `initialize` (newest first).
+ACCEPTED = LEGACY_VERSIONS
+
+
+class LegacySession:
+    def __init__(
+        self,
+        transport: Transport,
+        handlers: InputHandlers,
+        client_info: JSONObject | None,
+        *,
+        on_notification: Callable[[Notification], Any],
+    ) -> None:
+        from .http import HttpTransport
+        from .legacy_http import LegacyHttpChannel
+        from .stdio import StdioTransport
+
+        self.handlers = handlers
+        self.client_info = client_info or {"name": "mcpkit", "version": "0"}
+        self.on_notification = on_notification
+        self._ids = itertools.count(1)
+        self._listeners: list[asyncio.Queue[Notification]] = []
+        self.channel: Any
+        if isinstance(transport, HttpTransport):
+            self.channel = LegacyHttpChannel(transport, self.answer, self._notification)
+        elif isinstance(transport, StdioTransport):
+            transport.on_request = self.answer
+            transport.on_notification = self._notification
+            self.channel = transport
+        else:
+            raise ClientError("the legacy era needs an HTTP or stdio transport")
+        self.protocol_version = LEGACY_LATEST
+
+    async def initialize(self, timeout: float | None) -> ServerInfo:
+        caps = self.handlers.capabilities()
+        if "roots" in caps:
+            caps["roots"] = {"listChanged": False}
+        params = {
+            "protocolVersion": LEGACY_LATEST,
+            "capabilities": caps,
+            "clientInfo": self.client_info,
+        }
+        result = await self._send("initialize", params, timeout)
+        version = result.get("protocolVersion")
+        if version not in ACCEPTED:
+            raise ClientError(
+                f"the server answered initialize with protocol version {version!r}, "
+                f"which this client does not speak"
+            )
+        self.protocol_version = version
+        if hasattr(self.channel, "session_ready"):
+            self.channel.session_ready(version)
+        await self.channel.notify("notifications/initialized", None)
+        if hasattr(self.channel, "open_stream"):
+            await self.channel.open_stream()
+        info = result.get("serverInfo") or {}
+        return ServerInfo(
+            era="legacy",
+            protocol_version=version,
+            capabilities=result.get("capabilities") or {},
+            name=info.get("name"),
+            version=info.get("version"),
+            instructions=result.get("instructions"),
+            supported_versions=(version,),
+            raw=result,
+        )
+
+    async def request(
+        self, method: str, params: JSONObject, *, timeout: float | None
+    ) -> JSONObject:
+        meta = params.get("_meta")
+        if isinstance(meta, dict):  # only progressToken means something on this wire
+            meta = {k: v for k, v in meta.items() if not k.startswith("io.modelcontextprotocol/")}
+            params = (
+                {**params, "_meta": meta}
+                if meta
+                else {k: v for k, v in params.items() if k != "_meta"}
+            )
+        return await self._send(method, params, timeout)
+
+    async def _send(
+        self, method: str, params: JSONObject | None, timeout: float | None
+    ) -> JSONObject:
+        request_id = next(self._ids)
+        try:
+            async with asyncio.timeout(timeout):
+                response = await self.channel.request(request_id, method, params or {})
+        except TimeoutError as exc:
+            raise RequestTimeout(f"{method} got no response within {timeout} s") from exc
+        if response.error is not None:
+            raise error_from_wire(response.error)
+        if not isinstance(response.result, dict):
+            raise InvalidResponse(f"{method}: the result is not an object")
+        return response.result
+
+    async def answer(self, method: str, params: JSONObject) -> JSONObject:
+        """A server→client request, answered by the same handlers as MRTR."""
+        if method == "ping":
+            return {}
+        try:
+            return await self.handlers.answer(method, params)
+        except NoHandler as exc:
+            raise MethodNotFound(str(exc)) from None
+        except MCPError:
+            raise
+
+    async def _notification(self, note: Notification) -> None:
+        for queue in self._listeners:
+            queue.put_nowait(note)
+        out = self.on_notification(note)
+        if asyncio.iscoroutine(out):
+            await out
+
+    async def listen(self, wanted: JSONObject) -> AsyncIterator[JSONObject]:
+        """Legacy list_changed notifications arrive on the session; URIs via resources/subscribe.
+        Yields wire-shaped messages, starting with a local acknowledgement like a modern stream."""
+        kinds = {
+            "notifications/tools/list_changed": wanted.get("toolsListChanged"),
+            "notifications/prompts/list_changed": wanted.get("promptsListChanged"),
+            "notifications/resources/list_changed": wanted.get("resourcesListChanged"),
+        }
+        uris = list(wanted.get("resourceSubscriptions") or [])
+        queue: asyncio.Queue[Notification] = asyncio.Queue()
+        self._listeners.append(queue)
+        try:
+            for uri in uris:
+                await self._send("resources/subscribe", {"uri": uri}, None)
+            yield {
+                "method": "notifications/subscriptions/acknowledged",
+                "params": {"notifications": wanted},
+            }
+            while True:
+                note = await queue.get()
+                if kinds.get(note.method) or (
+                    note.method == "notifications/resources/updated"
+                    and (note.params or {}).get("uri") in uris
+                ):
+                    yield {"method": note.method, "params": note.params}
+        finally:
+            self._listeners.remove(queue)
+            for uri in uris:
+                with contextlib.suppress(MCPError, ClientError):
+                    await self._send("resources/unsubscribe", {"uri": uri}, 5)
+
+    async def close(self) -> None:
+        if hasattr(self.channel, "end_session"):
+            await self.channel.end_session()

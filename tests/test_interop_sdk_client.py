@@ -1,0 +1,113 @@
+"""Interop: the official MCP Python SDK's client (an `mcp` 1.x release, a 2025-11-25 client)
+drives mcpkit's dual-era server over stdio and Streamable HTTP. Its elicitation is answered
+through a real server→client request, by the same tool code the modern MRTR test below drives.
+
+The SDK lives in its own venv under ~/.cache/mcpkit-interop/ (or MCPKIT_INTEROP_SDK1_PY=python
+of a venv that has it), created once from PyPI with pip and reused.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from support import ROOT, AsgiClient, rpc
+from test_http_server import free_port
+
+SDK_VERSION = "1.30.0"  # the last 1.x line: a 2025-11-25 client
+VENV = Path.home() / ".cache/mcpkit-interop" / f"mcp-{SDK_VERSION}"
+CLIENT = ROOT / "tests/interop/sdk_client.py"
+FIXTURE = ROOT / "tests/conformance/everything_server.py"
+
+
+@pytest.fixture(scope="module")
+def sdk1_python() -> Path:
+    python = VENV / "bin/python"
+    stamp = VENV / ".installed"
+    if not stamp.exists() or stamp.read_text() != SDK:
+        subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True)
+        subprocess.run([str(python), "-m", "pip", "install", "-q", SDK], check=True, timeout=900)
+        stamp.write_text(SDK)
+    return python
+
+
+async def run_client(python: Path, *args: str) -> dict[str, Any]:
+    proc = await asyncio.create_subprocess_exec(
+        str(python),
+        str(CLIENT),
+        *args,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(proc.communicate(), 90)
+    assert proc.returncode == 0, err.decode()[-3000:]
+    seen: dict[str, Any] = json.loads(out.decode().strip().splitlines()[-1])
+    return seen
+
+
+def check(seen: dict[str, Any]) -> None:
+    assert seen["protocolVersion"] == "2025-11-25"
+    assert seen["serverName"] == "mcpkit-everything-server"
+    assert "test_input_required_result_elicitation" in seen["tools"]
+    assert seen["elicited"] == ["What is your name?"]  # a real elicitation/create
+    assert seen["elicitation"] == "Hello, Ann!"
+    assert seen["sampling"] == "LLM response: Paris"
+    assert seen["progress"] == [0, 50, 100]
+    assert seen["logs"] == [
+        "Tool execution started",
+        "Tool processing data",
+        "Tool execution completed",
+    ]
+    assert seen["resource"] == "This is the content of the static text resource."
+    assert seen["missingResourceCode"] == -32002
+    assert "arg1='a'" in seen["prompt"]
+
+
+async def test_official_sdk_client_over_stdio(sdk1_python: Path) -> None:
+    check(await run_client(sdk1_python, "stdio", sys.executable, str(FIXTURE)))
+
+
+async def test_official_sdk_client_over_http(sdk1_python: Path) -> None:
+    port = free_port()
+    server = await asyncio.create_subprocess_exec(
+        sys.executable, str(FIXTURE), "--port", str(port), stderr=asyncio.subprocess.DEVNULL
+    )
+    try:
+        from test_cluster import wait_port
+
+        await wait_port(port, server)
+        check(await run_client(sdk1_python, "http", f"http://127.0.0.1:{port}/mcp"))
+    finally:
+        server.terminate()
+        await asyncio.wait_for(server.wait(), 10)
+
+
+async def test_the_same_tool_on_the_modern_wire(everything: Any) -> None:
+    """The tool the SDK client answered above, on 2026-07-28: an input_required round instead."""
+    http = AsgiClient(everything.http_app())
+    caps = {"io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}}
+    first = await http.post(
+        rpc("tools/call", {"name": "test_input_required_result_elicitation"}, **caps)
+    )
+    asked = first.result["inputRequests"]["user_name"]
+    assert asked["method"] == "elicitation/create"
+    assert asked["params"]["message"] == "What is your name?"
+    retry = rpc(
+        "tools/call",
+        {
+            "name": "test_input_required_result_elicitation",
+            "inputResponses": {"user_name": {"action": "accept", "content": {"name": "Ann"}}},
+            "requestState": first.result["requestState"],
+        },
+        id=2,
+        **caps,
+    )
+    done = await http.post(retry)
+    assert done.result["content"][0]["text"] == "Hello, Ann!"
