@@ -29,12 +29,19 @@ FIXTURE = ROOT / "tests/conformance/everything_server.py"
 
 @pytest.fixture(scope="module")
 def sdk1_python() -> Path:
+    override = os.environ.get("MCPKIT_INTEROP_SDK1_PY")
+    if override:
+        return Path(override)
     python = VENV / "bin/python"
-    stamp = VENV / ".installed"
-    if not stamp.exists() or stamp.read_text() != SDK:
+    stamp = VENV / ".ready"
+    if not stamp.exists():
         subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True)
-        subprocess.run([str(python), "-m", "pip", "install", "-q", SDK], check=True, timeout=900)
-        stamp.write_text(SDK)
+        subprocess.run(
+            [str(python), "-m", "pip", "install", "-q", f"mcp=={SDK_VERSION}"],
+            check=True,
+            timeout=900,
+        )
+        stamp.touch()
     return python
 
 
@@ -111,3 +118,37 @@ async def test_the_same_tool_on_the_modern_wire(everything: Any) -> None:
     )
     done = await http.post(retry)
     assert done.result["content"][0]["text"] == "Hello, Ann!"
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+async def test_mcpkit_client_in_legacy_mode(transport: str) -> None:
+    """Our own client, forced to the 2025-11-25 wire, against our dual-era server."""
+    from mcpkit.client import Client
+    from mcpkit.client.inputs import Elicitation
+
+    async def answer(request: Elicitation) -> dict[str, Any]:
+        assert request.message == "What is your name?"
+        return {"action": "accept", "content": {"name": "Ann"}}
+
+    server = None
+    if transport == "stdio":
+        target: Any = [sys.executable, str(FIXTURE), "--stdio"]
+    else:
+        port = free_port()
+        server = await asyncio.create_subprocess_exec(
+            sys.executable, str(FIXTURE), "--port", str(port), stderr=asyncio.subprocess.DEVNULL
+        )
+        from test_cluster import wait_port
+
+        await wait_port(port, server)
+        target = f"http://127.0.0.1:{port}/mcp"
+    try:
+        async with Client(target, era="legacy", elicitation=answer, stderr="discard") as client:  # type: ignore[arg-type]
+            assert client.era == "legacy"
+            result = await client.call_tool("test_input_required_result_elicitation", {})
+            assert result.text == "Hello, Ann!"
+            assert (await client.call_tool("test_simple_text", {})).text.startswith("This is")
+    finally:
+        if server is not None:
+            server.terminate()
+            await asyncio.wait_for(server.wait(), 10)
