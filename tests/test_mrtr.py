@@ -181,7 +181,7 @@ async def test_malformed_responses_are_errors(http: AsgiClient, responses: Any) 
         lambda s: s + "-TAMPERED",
         lambda s: s[:-10],
         lambda s: "garbage",
-        lambda s: s[:4] + "A" + s[5:],
+        lambda s: s[:4] + ("B" if s[4] == "A" else "A") + s[5:],  # always a change
     ],
 )
 async def test_tampered_state_is_rejected(http: AsgiClient, mangle: Any) -> None:

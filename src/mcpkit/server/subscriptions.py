@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import threading
 from typing import Any
 
 from ..protocol.errors import InvalidParams
@@ -169,10 +168,16 @@ class SubscriptionHub:
         loop = self._loop
         if loop is None:
             return
-        if loop.is_running() and threading.get_ident() != getattr(loop, "_thread_id", None):
-            loop.call_soon_threadsafe(self._publish, method, params, uri)
-        else:
+        try:
+            here = asyncio.get_running_loop()
+        except RuntimeError:
+            here = None
+        if here is loop or not loop.is_running():
+            # On the loop (any loop implementation: uvloop has no `_thread_id`): deliver now,
+            # so the change is queued before the handler's own result goes out.
             self._publish(method, params, uri)
+        else:
+            loop.call_soon_threadsafe(self._publish, method, params, uri)
 
     def _publish(self, method: str, params: dict[str, Any] | None, uri: str | None) -> None:
         if self._started:
