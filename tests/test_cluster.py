@@ -40,7 +40,7 @@ async def wait_port(port: int, proc: asyncio.subprocess.Process) -> None:
 @pytest.fixture
 async def cluster() -> AsyncIterator[tuple[str, str]]:
     assert REDIS is not None, "redis-server is required in CI"
-    rport, aport, bport = free_port(), free_port(), free_port()
+    rport = free_port()
     procs = [
         await asyncio.create_subprocess_exec(
             REDIS,
@@ -57,17 +57,31 @@ async def cluster() -> AsyncIterator[tuple[str, str]]:
     ]
     await wait_port(rport, procs[0])
     env = {**os.environ, "MCPKIT_STATE_KEYS": generate_key()}
-    for port in (aport, bport):
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable,
-            str(ROOT / "tests/servers/cluster_server.py"),
-            str(port),
-            f"redis://127.0.0.1:{rport}/0",
-            env=env,
-        )
-        procs.append(proc)
-        await wait_port(port, proc)
-    yield f"http://127.0.0.1:{aport}", f"http://127.0.0.1:{bport}"
+    ports = []
+    while len(ports) < 2:
+        for _attempt in range(3):  # a port picked free can be taken before the server binds it
+            port = free_port()
+            proc = await asyncio.create_subprocess_exec(
+                sys.executable,
+                str(ROOT / "tests/servers/cluster_server.py"),
+                str(port),
+                f"redis://127.0.0.1:{rport}/0",
+                env=env,
+                stderr=asyncio.subprocess.DEVNULL,
+            )
+            try:
+                await wait_port(port, proc)
+            except RuntimeError:
+                if proc.returncode is None:
+                    proc.kill()
+                await proc.wait()
+                continue
+            procs.append(proc)
+            ports.append(port)
+            break
+        else:
+            raise RuntimeError("could not start a cluster instance")
+    yield f"http://127.0.0.1:{ports[0]}", f"http://127.0.0.1:{ports[1]}"
     for proc in procs:
         proc.terminate()
     for proc in procs:
