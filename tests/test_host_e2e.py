@@ -225,6 +225,10 @@ async def test_host_with_real_sdk(provider: str, northwind: dict[str, str]) -> N
             agent = host.agent(system="Northwind support.")
             for turn in TURNS:
                 await agent.ask(turn)
+                if turn is TURNS[1]:
+                    # The reservation made the warehouse add a tool; its list_changed travels on
+                    # the listen stream, asynchronously: the next turn starts once it has arrived.
+                    await asyncio.wait_for(host.fleet.links["warehouse"].changed.wait(), 10)
 
     bodies = api.requests
     assert len(bodies) == len(STEPS)

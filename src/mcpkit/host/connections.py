@@ -50,6 +50,8 @@ class ServerLink:
         self.status = "disabled" if config.disabled else "idle"
         self.error: str | None = None
         self.stale = False
+        #: Set whenever the server announces a tool list change (for callers that must see it).
+        self.changed = asyncio.Event()
         self._listener: asyncio.Task[None] | None = None
 
     async def connect(self) -> None:
@@ -84,6 +86,7 @@ class ServerLink:
             async with client.subscribe(tools=True) as sub:
                 async for _ in sub:
                     self.stale = True  # refreshed before the next model round
+                    self.changed.set()
 
     async def refresh(self) -> None:
         assert self.client is not None
