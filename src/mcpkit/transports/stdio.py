@@ -161,7 +161,9 @@ class _FileWriter:
         return None
 
 
-def _feed_from_thread(loop: asyncio.AbstractEventLoop, reader: asyncio.StreamReader, fd: int) -> None:
+def _feed_from_thread(
+    loop: asyncio.AbstractEventLoop, reader: asyncio.StreamReader, fd: int
+) -> None:
     """stdin is a regular file: read it on a thread and feed the reader."""
     with os.fdopen(os.dup(fd), "rb") as f:
         for line in f:
@@ -183,7 +185,9 @@ async def serve_stdio(server: Server) -> None:
     writer: Any
     if _streamable(out_fd):
         proto_out = os.fdopen(out_fd, "wb", buffering=0)
-        w_transport, w_protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, proto_out)
+        w_transport, w_protocol = await loop.connect_write_pipe(
+            asyncio.streams.FlowControlMixin, proto_out
+        )
         writer = asyncio.StreamWriter(w_transport, w_protocol, None, loop)
     else:
         writer = _FileWriter(out_fd)
