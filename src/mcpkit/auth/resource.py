@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -33,14 +33,15 @@ from .metadata import PRM_WELL_KNOWN
 __all__ = ["AuthFailure", "BearerAuth", "EnvironmentAuth"]
 
 
-@dataclass(frozen=True, slots=True)
 class AuthFailure(Exception):
     """An HTTP answer to a request that may not proceed: 401 or 403 with its challenge."""
 
-    status: int
-    challenge: str
-    error: str
-    description: str
+    def __init__(self, status: int, challenge: str, error: str, description: str) -> None:
+        super().__init__(description)
+        self.status = status
+        self.challenge = challenge
+        self.error = error
+        self.description = description
 
     def body(self) -> bytes:
         return orjson.dumps({"error": self.error, "error_description": self.description})

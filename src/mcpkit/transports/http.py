@@ -28,6 +28,7 @@ from ..protocol.versions import LEGACY_VERSIONS, META_PROTOCOL_VERSION
 from .http_validation import HostPolicy, check_method_headers, check_param_headers
 
 if TYPE_CHECKING:
+    from ..auth.resource import BearerAuth
     from ..server.server import Server
 
 Scope = MutableMapping[str, Any]
@@ -64,11 +65,13 @@ class _Responder:
             {"type": "http.response.body", "body": b"data: " + data + b"\n\n", "more_body": True}
         )
 
-    async def finish(self, body: bytes, status: int = 200) -> None:
+    async def finish(
+        self, body: bytes, status: int = 200, extra: list[tuple[bytes, bytes]] | None = None
+    ) -> None:
         if self.streaming:
             await self.send({"type": "http.response.body", "body": b"data: " + body + b"\n\n"})
             return
-        await _send_json(self.send, status, body)
+        await _send_json(self.send, status, body, extra)
 
 
 async def _send_json(
@@ -99,8 +102,12 @@ class StreamableHTTPApp:
         allowed_origins: list[str] | None = None,
         max_body_size: int = DEFAULT_MAX_BODY,
         keepalive_interval: float = 15.0,
+        auth: BearerAuth | None = None,
     ) -> None:
+        """`auth`: a `mcpkit.auth.BearerAuth`; every request then needs a valid token, and the
+        Protected Resource Metadata is served from this app at `auth.metadata_paths`."""
         self.server = server
+        self.auth = auth
         self.path = path.rstrip("/") or "/"
         self.policy = HostPolicy(allowed_hosts, allowed_origins)
         self.max_body_size = max_body_size
@@ -131,6 +138,9 @@ class StreamableHTTPApp:
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
         path = scope["path"]
         if path != self.path and path.rstrip("/") != self.path:
+            if self.auth is not None and path in self.auth.metadata_paths:
+                await self._metadata(scope, send)
+                return
             await send(
                 {
                     "type": "http.response.start",
@@ -140,7 +150,7 @@ class StreamableHTTPApp:
             )
             await send({"type": "http.response.body", "body": b"Not Found"})
             return
-        host = origin = ctype = version = mcp_method = mcp_name = None
+        host = origin = ctype = version = mcp_method = mcp_name = authorization = None
         length = -1
         params_hdrs: dict[str, str] | None = None
         for key, value in scope["headers"]:
@@ -158,6 +168,8 @@ class StreamableHTTPApp:
                 length = int(value) if value.isdigit() else -2
             elif key == b"origin":
                 origin = value.decode("latin-1")
+            elif key == b"authorization":
+                authorization = value.decode("latin-1")
             elif key.startswith(b"mcp-param-"):
                 if params_hdrs is None:
                     params_hdrs = {}
@@ -172,6 +184,20 @@ class StreamableHTTPApp:
                 encode_error(None, InvalidRequest("Forbidden: Host or Origin not allowed")),
             )
             return
+        access = None
+        if self.auth is not None:  # TR-HDR-19: after Origin, before anything is parsed
+            from ..auth.resource import AuthFailure
+
+            try:
+                access = await self.auth.authenticate(authorization)
+            except AuthFailure as failure:
+                await _send_json(
+                    send,
+                    failure.status,
+                    failure.body(),
+                    [(b"www-authenticate", failure.challenge.encode())],
+                )
+                return
         if scope["method"] != "POST":
             # TR-HBC-04: modern-only endpoint.
             await _send_json(
@@ -254,10 +280,27 @@ class StreamableHTTPApp:
         except MCPError as exc:
             await _send_error(send, exc, rid)
             return
+        if access is not None:
+            from ..auth.access import current_access
+
+            current_access.set(access)  # this request's task only: handlers read it
         if msg.method == "subscriptions/listen":
             await self._listen(msg, meta, receive, send)
             return
         await self._answer(msg, meta, receive, send)
+
+    async def _metadata(self, scope: Scope, send: Send) -> None:
+        """RFC 9728 §3: the Protected Resource Metadata, public (no token needed)."""
+        assert self.auth is not None
+        if scope["method"] not in ("GET", "HEAD"):
+            await _send_json(send, 405, b'{"error":"method_not_allowed"}', [(b"allow", b"GET")])
+            return
+        await _send_json(
+            send,
+            200,
+            self.auth.metadata_body,
+            [(b"cache-control", b"public, max-age=3600"), (b"access-control-allow-origin", b"*")],
+        )
 
     def _legacy(self, msg: Request, version: str | None) -> None:
         """A 2025-era request on a modern-only endpoint: name what we serve (VER-12)."""
@@ -290,12 +333,15 @@ class StreamableHTTPApp:
         task = asyncio.current_task()
         assert task is not None
         watcher = asyncio.get_running_loop().create_task(_cancel_on_disconnect(receive, task))
+        extra: list[tuple[bytes, bytes]] | None = None
         try:
             result = await self.server.handle(msg, meta, responder.emit)
             body = encode_result(msg.id, result)
             status = 200
         except MCPError as exc:
             body, status = encode_error(msg.id, exc), exc.http_status
+            if status == 403 and self.auth is not None:
+                extra = [(b"www-authenticate", self._scope_challenge(exc).encode())]
         except asyncio.CancelledError:
             if watcher.done() and not watcher.cancelled():
                 task.uncancel()
@@ -307,7 +353,13 @@ class StreamableHTTPApp:
         finally:
             if not watcher.done():
                 watcher.cancel()
-        await responder.finish(body, 200 if responder.streaming else status)
+        await responder.finish(body, 200 if responder.streaming else status, extra)
+
+    def _scope_challenge(self, exc: MCPError) -> str:
+        """AUTH-29: 403 with `error="insufficient_scope"` and every scope the call needs."""
+        assert self.auth is not None
+        required = getattr(exc, "required", ())
+        return self.auth.insufficient(required, exc.message).challenge
 
     async def _listen(self, msg: Request, meta: Any, receive: Receive, send: Send) -> None:
         try:
