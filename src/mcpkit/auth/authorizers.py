@@ -27,7 +27,8 @@ __all__ = ["Authorizer", "HeadlessAuthorizer", "LoopbackAuthorizer"]
 class Authorizer(Protocol):
     """Sends the user to `url`; returns the query parameters of the redirect back."""
 
-    redirect_uri: str
+    @property
+    def redirect_uri(self) -> str: ...
 
     async def start(self) -> None: ...
 

@@ -13,20 +13,22 @@ from __future__ import annotations
 import secrets
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 from urllib.parse import urlencode
 
 import aiohttp
 
 from ..client.errors import AuthorizationError, OAuthError
 from .authorizers import Authorizer, HeadlessAuthorizer
-from .dpop import DPoPKey
 from .metadata import AuthServerMetadata
 from .pkce import Pkce
 from .registration import ClientMetadata, register_client
 from .token_endpoint import post_form, request_token
 from .token_store import IssuerRecord
 from .tokens import ClientIdentity, TokenSet
+
+if TYPE_CHECKING:
+    from .dpop import DPoPKey
 
 __all__ = [
     "AuthorizationCode",

@@ -19,14 +19,13 @@ import hashlib
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import aiohttp
 
 from ..client.errors import AuthorizationError, OAuthError
 from .challenge import Challenge, parse_challenges
 from .discovery import discover_auth_server, discover_resource
-from .dpop import DPoPKey
 from .grants import AuthorizationCode, Flow, Grant
 from .metadata import (
     AuthServerMetadata,
@@ -39,6 +38,9 @@ from .metadata import (
 from .token_endpoint import request_token
 from .token_store import IssuerRecord, MemoryTokenStore, TokenStore
 from .tokens import TokenSet
+
+if TYPE_CHECKING:
+    from .dpop import DPoPKey
 
 __all__ = ["OAuth", "RetryState"]
 
@@ -195,6 +197,8 @@ class OAuth:
             self.tokens, self.scopes = None, ()  # AUTH-DISC-02: nothing carries over
         self.meta, self.resource = meta, resource
         if self._dpop_key is None and self._wants_dpop(meta, challenge):
+            from .dpop import DPoPKey  # joserfc loads only when DPoP is used
+
             self._dpop_key = DPoPKey()
         record = await self.store.load(meta.issuer) or IssuerRecord()
         wanted = challenge.scope if challenge is not None else []
@@ -267,7 +271,7 @@ class OAuth:
         if self.dpop is False:
             return False
         algs = meta.dpop_signing_alg_values_supported or ()
-        return DPoPKey.alg in algs or (
+        return "ES256" in algs or (
             challenge is not None and challenge.scheme.lower() == "dpop" and not algs
         )
 

@@ -6,15 +6,18 @@ from __future__ import annotations
 import base64
 import secrets
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 import aiohttp
 import orjson
-from joserfc import jwk, jwt
+
+if TYPE_CHECKING:
+    from joserfc import jwk
+
+    from .dpop import DPoPKey
 
 from ..client.errors import AuthorizationError, OAuthError
-from .dpop import DPoPKey
 from .metadata import AuthServerMetadata
 from .tokens import ClientIdentity, TokenSet
 
@@ -25,6 +28,8 @@ JWT_BEARER_ASSERTION = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
 
 def client_assertion(identity: ClientIdentity, audience: str) -> str:
     """A `private_key_jwt` assertion: iss = sub = client_id, aud = the AS issuer (RFC 7523)."""
+    from joserfc import jwt  # loaded only for private_key_jwt
+
     if identity.private_key_pem is None:
         raise AuthorizationError("private_key_jwt needs the client's private key")
     key = _import_key(identity.private_key_pem, identity.signing_alg)
@@ -42,6 +47,8 @@ def client_assertion(identity: ClientIdentity, audience: str) -> str:
 
 
 def _import_key(pem: str, alg: str) -> jwk.ECKey | jwk.RSAKey | jwk.OKPKey:
+    from joserfc import jwk
+
     if alg.startswith("ES"):
         return jwk.import_key(pem, "EC")
     if alg.startswith(("RS", "PS")):
