@@ -26,7 +26,7 @@ unit: $(STAMP)
 test: lint typecheck unit
 
 demo: $(STAMP)
-	bash scripts/demo.sh
+	$(BIN)/python examples/northwind/demo.py
 
 conformance: $(STAMP)
 	bash ../shared/conformance/run.sh --baseline conformance/baseline.txt \

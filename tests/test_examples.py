@@ -36,6 +36,14 @@ async def test_weather_server() -> None:
     assert templates["resourceTemplates"][0]["uriTemplate"] == "weather://cities/{name}"
 
 
+async def test_client_quickstart(capsys: object) -> None:
+    server = load("examples/weather_server.py").server
+    await load("examples/client_quickstart.py").main(server)
+    out = capsys.readouterr().out  # type: ignore[attr-defined]
+    assert "connected to weather over the modern wire" in out
+    assert "- forecast: Forecast for a city" in out and '"city":"Oslo"' in out
+
+
 async def test_protected_server_and_oauth_client(tmp_path: Any) -> None:
     from mcpkit.auth import OAuth
     from support import AsgiClient, headers_for, rpc

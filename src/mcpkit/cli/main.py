@@ -73,6 +73,16 @@ EnvOpt = Annotated[
 ]
 
 
+def _register_host_commands() -> None:
+    from .host import host, tools
+
+    app.command("host")(host)
+    app.command("tools")(tools)
+
+
+_register_host_commands()
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """Console entry point (`mcpkit = "mcpkit.cli.main:main"`)."""
     head, tail = split_command_tail(sys.argv[1:] if argv is None else argv)

@@ -1,0 +1,207 @@
+"""`mcpServers` configuration, in the format hosts already use (Claude Desktop, Claude Code,
+`.mcp.json`), with a few host settings of our own per server:
+
+    {"mcpServers": {
+        "shipping":  {"command": "python", "args": ["shipping.py"], "env": {}, "cwd": ".",
+                      "trusted": true},
+        "returns":   {"type": "http", "url": "http://127.0.0.1:8102/mcp",
+                      "headers": {"Authorization": "Bearer ${RETURNS_TOKEN}"},
+                      "hostOwned": ["customer_id"]}}}
+
+`${VAR}` and `${VAR:-default}` expand from the environment in every string.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+_NAME = re.compile(r"^[A-Za-z0-9_.\-]+$")
+
+
+class ConfigError(ValueError):
+    """A configuration that cannot be used; the message names the file, server and field."""
+
+
+@dataclass(frozen=True, slots=True)
+class ServerConfig:
+    name: str
+    transport: str  # "stdio" or "http"
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict)
+    cwd: str | None = None
+    url: str | None = None
+    headers: Mapping[str, str] = field(default_factory=dict)
+    trusted: bool = False
+    #: Argument names only the host may fill (identity etc.); the model can never set them.
+    host_owned: Mapping[str, Any] = field(default_factory=dict)
+    timeout: float = 60.0
+    disabled: bool = False
+    auth: Mapping[str, Any] = field(default_factory=dict)
+
+    def client_target(self) -> dict[str, Any]:
+        """The entry as `mcpkit.client.Client` takes it."""
+        if self.transport == "http":
+            return {"type": "http", "url": self.url, "headers": dict(self.headers)}
+        return {
+            "command": self.command,
+            "args": list(self.args),
+            "env": dict(self.env),
+            "cwd": self.cwd,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class HostConfig:
+    servers: dict[str, ServerConfig]
+    source: str | None = None
+    raw: Mapping[str, Any] = field(default_factory=dict)
+
+
+def expand(value: Any, env: Mapping[str, str], where: str) -> Any:
+    """`${VAR}` / `${VAR:-default}` in every string of a JSON value."""
+    if isinstance(value, str):
+
+        def repl(m: re.Match[str]) -> str:
+            name, default = m.group(1), m.group(2)
+            if name in env and env[name] != "":
+                return env[name]
+            if default is not None:
+                return default
+            raise ConfigError(
+                f"{where}: environment variable {name} is not set (write ${{{name}:-default}} for a default)"
+            )
+
+        return _VAR.sub(repl, value)
+    if isinstance(value, list):
+        return [expand(v, env, f"{where}[{i}]") for i, v in enumerate(value)]
+    if isinstance(value, dict):
+        return {k: expand(v, env, f"{where}.{k}") for k, v in value.items()}
+    return value
+
+
+def parse_config(
+    data: Any, *, source: str = "<config>", env: Mapping[str, str] | None = None
+) -> HostConfig:
+    environ = os.environ if env is None else env
+    if not isinstance(data, dict):
+        raise ConfigError(f"{source}: the configuration must be a JSON object")
+    servers_raw = data.get("mcpServers")
+    if not isinstance(servers_raw, dict):
+        raise ConfigError(f'{source}: no "mcpServers" object')
+    servers: dict[str, ServerConfig] = {}
+    for name, entry in servers_raw.items():
+        where = f"{source}: server {name!r}"
+        if not isinstance(name, str) or not _NAME.match(name):
+            raise ConfigError(f"{where}: names use letters, digits, '_', '-' and '.'")
+        if not isinstance(entry, dict):
+            raise ConfigError(f"{where}: the entry must be an object")
+        servers[name] = _server(name, expand(entry, environ, where), where)
+    return HostConfig(servers, source, data)
+
+
+def _server(name: str, e: dict[str, Any], where: str) -> ServerConfig:
+    kind = e.get("type")
+    common: dict[str, Any] = {
+        "trusted": _bool(e, "trusted", where),
+        "disabled": _bool(e, "disabled", where),
+        "host_owned": _host_owned(e.get("hostOwned"), where),
+        "timeout": float(e.get("timeout", 60.0)),
+        "auth": e.get("auth") or {},
+    }
+    if "url" in e or kind in ("http", "streamable-http", "sse"):
+        if kind == "sse":
+            raise ConfigError(
+                f'{where}: the deprecated HTTP+SSE transport is not supported; use "type": "http"'
+            )
+        url = e.get("url")
+        if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+            raise ConfigError(f'{where}: "url" must be an http(s) URL')
+        headers = e.get("headers") or {}
+        if not isinstance(headers, dict) or not all(isinstance(v, str) for v in headers.values()):
+            raise ConfigError(f'{where}: "headers" must map names to strings')
+        return ServerConfig(name, "http", url=url, headers=headers, **common)
+    if kind not in (None, "stdio"):
+        raise ConfigError(f'{where}: unknown "type" {kind!r} (use "stdio" or "http")')
+    command = e.get("command")
+    if not isinstance(command, str) or not command:
+        raise ConfigError(f'{where}: a stdio server needs "command" (or give "url" for HTTP)')
+    args = e.get("args") or []
+    if not isinstance(args, list) or not all(isinstance(a, str | int | float) for a in args):
+        raise ConfigError(f'{where}: "args" must be a list of strings')
+    env = e.get("env") or {}
+    if not isinstance(env, dict):
+        raise ConfigError(f'{where}: "env" must be an object')
+    return ServerConfig(
+        name,
+        "stdio",
+        command=command,
+        args=tuple(str(a) for a in args),
+        env={k: str(v) for k, v in env.items()},
+        cwd=e.get("cwd"),
+        **common,
+    )
+
+
+def _bool(e: dict[str, Any], key: str, where: str) -> bool:
+    value = e.get(key, False)
+    if not isinstance(value, bool):
+        raise ConfigError(f'{where}: "{key}" must be true or false')
+    return value
+
+
+def _host_owned(value: Any, where: str) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return dict.fromkeys(value)
+    if isinstance(value, dict):
+        return dict(value)
+    raise ConfigError(
+        f'{where}: "hostOwned" is a list of argument names or an object of name → value'
+    )
+
+
+def load_config(
+    path: str | os.PathLike[str] | None = None, *, env: Mapping[str, str] | None = None
+) -> HostConfig:
+    """The given file; else `.mcp.json` here, then Claude Code's and Claude Desktop's files."""
+    candidates = [Path(path)] if path is not None else default_config_paths()
+    for candidate in candidates:
+        if candidate.is_file():
+            try:
+                data = json.loads(candidate.read_text(encoding="utf-8"))
+            except json.JSONDecodeError as exc:
+                raise ConfigError(f"{candidate}: not valid JSON: {exc}") from None
+            if path is None and "mcpServers" not in data:
+                continue
+            return parse_config(data, source=str(candidate), env=env)
+    if path is not None:
+        raise ConfigError(f"{path}: no such file")
+    raise ConfigError(
+        "no MCP configuration found (looked in: " + ", ".join(map(str, candidates)) + ")"
+    )
+
+
+def default_config_paths() -> list[Path]:
+    home = Path.home()
+    paths = [Path.cwd() / ".mcp.json", home / ".claude.json"]
+    system = platform.system()
+    if system == "Darwin":
+        paths.append(home / "Library/Application Support/Claude/claude_desktop_config.json")
+    elif system == "Windows":
+        paths.append(Path(os.environ.get("APPDATA", home)) / "Claude/claude_desktop_config.json")
+    else:
+        paths.append(
+            Path(os.environ.get("XDG_CONFIG_HOME", home / ".config"))
+            / "Claude/claude_desktop_config.json"
+        )
+    return paths

@@ -1,0 +1,17 @@
+"""What a model adapter provides."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from ..conversation import AssistantMessage, Message, ToolSpec
+
+
+class ModelAdapter(Protocol):
+    name: str
+
+    async def complete(
+        self, system: str | None, history: list[Message], tools: list[ToolSpec]
+    ) -> AssistantMessage:
+        """The model's next message: text and/or tool calls."""
+        ...
