@@ -195,3 +195,27 @@ async def test_file_token_store(tmp_path: Path) -> None:  # AUTH-REG-07, AUTH-SE
     again = await FileTokenStore(path).load("https://as1")
     assert again is not None and again.client == record.client and again.tokens == record.tokens
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+
+
+def test_configured_client_identities() -> None:  # AUTH-REG-01, AUTH-REG-04, AUTH-REG-08
+    from mcpkit.auth import AuthorizationCode, ClientCredentials
+
+    meta = AuthServerMetadata.from_json(
+        {
+            "issuer": "https://as",
+            "token_endpoint_auth_methods_supported": ["client_secret_post"],
+            "client_id_metadata_document_supported": True,
+        },
+        "https://as",
+    )
+    pre = AuthorizationCode(client_id="app", client_secret="pw", issuer="https://as")
+    assert pre.client_identity(meta) == ClientIdentity(
+        "app", "pw", "client_secret_post", "https://as"
+    )
+    with pytest.raises(AuthorizationError):  # registered with another authorization server
+        AuthorizationCode(client_id="app", issuer="https://old-as").client_identity(meta)
+    cimd = AuthorizationCode(client_metadata_url="https://app.example/client.json")
+    assert cimd.client_identity(meta) == ClientIdentity("https://app.example/client.json")
+    assert AuthorizationCode().client_identity(meta) is None  # DCR decides
+    key = ClientCredentials("svc", private_key_pem="pem").client_identity(meta)
+    assert key.auth_method == "private_key_jwt"

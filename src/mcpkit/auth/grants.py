@@ -87,6 +87,11 @@ class Grant(Protocol):
 
     async def obtain(self, flow: Flow) -> TokenSet: ...
 
+    def client_identity(self, meta: AuthServerMetadata) -> ClientIdentity | None:
+        """The configured identity (pre-registered, CIMD, client credentials), if any: what
+        refresh requests authenticate with when no registration is stored."""
+        ...
+
     async def close(self) -> None: ...
 
 
@@ -117,8 +122,7 @@ class AuthorizationCode:
     async def close(self) -> None:
         await self.authorizer.close()
 
-    async def identity(self, flow: Flow) -> ClientIdentity:
-        meta = flow.meta
+    def client_identity(self, meta: AuthServerMetadata) -> ClientIdentity | None:
         if self.client_id is not None:
             if self.issuer is not None and self.issuer != meta.issuer:
                 raise AuthorizationError(  # AUTH-REG-08
@@ -129,12 +133,21 @@ class AuthorizationCode:
                 _secret_method(meta) if self.client_secret is not None else "none"
             )
             return ClientIdentity(self.client_id, self.client_secret, method, meta.issuer)
+        if self.client_metadata_url and meta.client_id_metadata_document_supported:
+            return ClientIdentity(self.client_metadata_url, auth_method="none")  # portable
+        return None
+
+    async def identity(self, flow: Flow) -> ClientIdentity:
+        meta = flow.meta
+        configured = self.client_identity(meta)
+        if configured is not None and self.client_id is not None:
+            return configured
         stored = flow.record.client
         redirect = self.authorizer.redirect_uri
         if stored is not None and stored.issuer == meta.issuer and redirect in stored.redirect_uris:
             return stored
-        if self.client_metadata_url and meta.client_id_metadata_document_supported:
-            return ClientIdentity(self.client_metadata_url, auth_method="none")
+        if configured is not None:
+            return configured
         metadata = ClientMetadata(
             client_name=self.metadata.client_name,
             redirect_uris=(redirect,),
@@ -234,8 +247,7 @@ class ClientCredentials:
     async def close(self) -> None:
         return None
 
-    async def obtain(self, flow: Flow) -> TokenSet:
-        meta = flow.meta
+    def client_identity(self, meta: AuthServerMetadata) -> ClientIdentity:
         if self.issuer is not None and self.issuer != meta.issuer:
             raise AuthorizationError(f"these client credentials belong to {self.issuer}")
         if self.private_key_pem is not None:
@@ -244,7 +256,7 @@ class ClientCredentials:
             method = _secret_method(meta)
         else:
             method = "none"
-        identity = ClientIdentity(
+        return ClientIdentity(
             self.client_id,
             self.client_secret,
             method,
@@ -252,9 +264,11 @@ class ClientCredentials:
             private_key_pem=self.private_key_pem,
             signing_alg=self.signing_alg,
         )
-        return await flow.token(
-            identity, {"grant_type": "client_credentials", **flow.scope_param()}
-        )
+
+    async def obtain(self, flow: Flow) -> TokenSet:
+        identity = self.client_identity(flow.meta)
+        form = {"grant_type": "client_credentials", **flow.scope_param()}
+        return await flow.token(identity, form)
 
 
 @dataclass
@@ -270,11 +284,14 @@ class JwtBearer:
     async def close(self) -> None:
         return None
 
+    def client_identity(self, meta: AuthServerMetadata) -> ClientIdentity | None:
+        if self.client_id is None:
+            return None
+        method = _secret_method(meta) if self.client_secret is not None else "none"
+        return ClientIdentity(self.client_id, self.client_secret, method, meta.issuer)
+
     async def obtain(self, flow: Flow) -> TokenSet:
-        identity = None
-        if self.client_id is not None:
-            method = _secret_method(flow.meta) if self.client_secret is not None else "none"
-            identity = ClientIdentity(self.client_id, self.client_secret, method, flow.meta.issuer)
+        identity = self.client_identity(flow.meta)
         form = {
             "grant_type": JWT_BEARER,
             "assertion": await _resolve(self.assertion),
@@ -324,9 +341,21 @@ class EnterpriseManaged:
             )
         return jag
 
+    def client_identity(self, meta: AuthServerMetadata) -> ClientIdentity:
+        method = _secret_method(meta) if self.client_secret is not None else "none"
+        return ClientIdentity(self.client_id, self.client_secret, method, meta.issuer)
+
     async def obtain(self, flow: Flow) -> TokenSet:
         jag = await self.exchange(flow)
-        method = _secret_method(flow.meta) if self.client_secret is not None else "none"
-        identity = ClientIdentity(self.client_id, self.client_secret, method, flow.meta.issuer)
+        identity = self.client_identity(flow.meta)
         form = {"grant_type": JWT_BEARER, "assertion": jag, **flow.scope_param()}
         return await flow.token(identity, form)
+
+
+if TYPE_CHECKING:  # every grant satisfies the protocol
+    _grants: tuple[Grant, ...] = (
+        AuthorizationCode(),
+        ClientCredentials(""),
+        JwtBearer(""),
+        EnterpriseManaged("", None, "", ""),
+    )

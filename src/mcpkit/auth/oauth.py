@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Literal
 
 import aiohttp
 
-from ..client.errors import AuthorizationError, OAuthError
+from ..client.errors import AuthorizationError
 from .challenge import Challenge, parse_challenges
 from .discovery import discover_auth_server, discover_resource
 from .grants import AuthorizationCode, Flow, Grant
@@ -111,7 +111,7 @@ class OAuth:
                 if self.tokens is tokens:
                     try:
                         await self._refresh(tokens)
-                    except (OAuthError, aiohttp.ClientError, OSError) as exc:
+                    except (AuthorizationError, aiohttp.ClientError, OSError) as exc:
                         log.info("refreshing the access token failed: %s", exc)
                 tokens = self.tokens or tokens
         if tokens.is_dpop and self._dpop_key is not None:
@@ -232,7 +232,7 @@ class OAuth:
             return False
         try:
             await self._refresh(stored, record)
-        except (OAuthError, aiohttp.ClientError, OSError) as exc:
+        except (AuthorizationError, aiohttp.ClientError, OSError) as exc:
             log.info("the stored refresh token was not accepted: %s", exc)
             return False
         return True
@@ -247,10 +247,11 @@ class OAuth:
             "refresh_token": tokens.refresh_token,
             "resource": resource,
         }
+        identity = self.grant.client_identity(meta) or record.client
         fresh = await request_token(
             self._session(),
             meta,
-            record.client,
+            identity,
             form,
             dpop=self._dpop_key if tokens.is_dpop else None,
             requested_scope=tokens.scope,

@@ -25,6 +25,7 @@ from ..protocol.errors import (
 )
 from ..protocol.jsonrpc import Notification, Request, encode_error, encode_result
 from ..protocol.versions import LEGACY_VERSIONS, META_PROTOCOL_VERSION
+from .http_auth import authenticate, scope_challenge, send_metadata
 from .http_validation import HostPolicy, check_method_headers, check_param_headers
 
 if TYPE_CHECKING:
@@ -116,7 +117,16 @@ class StreamableHTTPApp:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
         if kind == "http":
-            await self._http(scope, receive, send)
+            if self.auth is None:
+                await self._http(scope, receive, send)
+                return
+            from ..auth.access import current_access
+
+            reset = current_access.set(None)  # the token is this request's only
+            try:
+                await self._http(scope, receive, send)
+            finally:
+                current_access.reset(reset)
         elif kind == "lifespan":
             await self._lifespan(receive, send)
 
@@ -139,7 +149,7 @@ class StreamableHTTPApp:
         path = scope["path"]
         if path != self.path and path.rstrip("/") != self.path:
             if self.auth is not None and path in self.auth.metadata_paths:
-                await self._metadata(scope, send)
+                await send_metadata(self.auth, scope["method"], send)
                 return
             await send(
                 {
@@ -184,20 +194,9 @@ class StreamableHTTPApp:
                 encode_error(None, InvalidRequest("Forbidden: Host or Origin not allowed")),
             )
             return
-        access = None
-        if self.auth is not None:  # TR-HDR-19: after Origin, before anything is parsed
-            from ..auth.resource import AuthFailure
-
-            try:
-                access = await self.auth.authenticate(authorization)
-            except AuthFailure as failure:
-                await _send_json(
-                    send,
-                    failure.status,
-                    failure.body(),
-                    [(b"www-authenticate", failure.challenge.encode())],
-                )
-                return
+        # TR-HDR-19: after Origin, before anything is parsed
+        if self.auth is not None and not await authenticate(self.auth, authorization, send):
+            return
         if scope["method"] != "POST":
             # TR-HBC-04: modern-only endpoint.
             await _send_json(
@@ -280,27 +279,10 @@ class StreamableHTTPApp:
         except MCPError as exc:
             await _send_error(send, exc, rid)
             return
-        if access is not None:
-            from ..auth.access import current_access
-
-            current_access.set(access)  # this request's task only: handlers read it
         if msg.method == "subscriptions/listen":
             await self._listen(msg, meta, receive, send)
             return
         await self._answer(msg, meta, receive, send)
-
-    async def _metadata(self, scope: Scope, send: Send) -> None:
-        """RFC 9728 §3: the Protected Resource Metadata, public (no token needed)."""
-        assert self.auth is not None
-        if scope["method"] not in ("GET", "HEAD"):
-            await _send_json(send, 405, b'{"error":"method_not_allowed"}', [(b"allow", b"GET")])
-            return
-        await _send_json(
-            send,
-            200,
-            self.auth.metadata_body,
-            [(b"cache-control", b"public, max-age=3600"), (b"access-control-allow-origin", b"*")],
-        )
 
     def _legacy(self, msg: Request, version: str | None) -> None:
         """A 2025-era request on a modern-only endpoint: name what we serve (VER-12)."""
@@ -341,7 +323,7 @@ class StreamableHTTPApp:
         except MCPError as exc:
             body, status = encode_error(msg.id, exc), exc.http_status
             if status == 403 and self.auth is not None:
-                extra = [(b"www-authenticate", self._scope_challenge(exc).encode())]
+                extra = [(b"www-authenticate", scope_challenge(self.auth, exc))]
         except asyncio.CancelledError:
             if watcher.done() and not watcher.cancelled():
                 task.uncancel()
@@ -354,12 +336,6 @@ class StreamableHTTPApp:
             if not watcher.done():
                 watcher.cancel()
         await responder.finish(body, 200 if responder.streaming else status, extra)
-
-    def _scope_challenge(self, exc: MCPError) -> str:
-        """AUTH-29: 403 with `error="insufficient_scope"` and every scope the call needs."""
-        assert self.auth is not None
-        required = getattr(exc, "required", ())
-        return self.auth.insufficient(required, exc.message).challenge
 
     async def _listen(self, msg: Request, meta: Any, receive: Receive, send: Send) -> None:
         try:
