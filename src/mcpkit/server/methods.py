@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from ..auth.access import current_access, require_scopes
 from ..protocol.errors import InvalidParams, MethodNotFound
 from ..protocol.jsonrpc import Fragment, Request
 from ..protocol.meta import RequestMeta
@@ -54,10 +55,22 @@ async def discover(server: Server, request: Request, meta: RequestMeta, emit: Em
     return cached
 
 
+def _scoped(server: Server, method: str, items: list[Any]) -> frozenset[str]:
+    """Every scope some item of this list requires (empty: the list is the same for all)."""
+    key = (method, "scopes")
+    scopes = server.list_cache.get(key)
+    if scopes is None:
+        scopes = server.list_cache[key] = frozenset().union(*(i.scopes for i in items))
+    return scopes
+
+
 def _lister(
-    method: str, key: str, capability: str, items: Callable[[Server], list[dict[str, Any]]]
+    method: str, key: str, capability: str, items: Callable[[Server], list[Any]]
 ) -> Handler:
-    """A paginated, cacheable list method whose pages are encoded once per change (TOOL-06/07)."""
+    """A paginated, cacheable list method whose pages are encoded once per change (TOOL-06/07).
+
+    Items that need scopes are shown only to tokens holding them; such a list is per caller,
+    so it is answered `cacheScope: "private"` and cached per granted scope set."""
 
     async def handler(
         server: Server, request: Request, meta: RequestMeta, emit: Emit | None
@@ -65,20 +78,31 @@ def _lister(
         cursor = _params(request).get("cursor")
         if cursor is not None and type(cursor) is not str:
             raise InvalidParams('Invalid params: "cursor" must be a string')
-        cache_key = (method, cursor)
+        all_items = items(server)
+        scoped = _scoped(server, method, all_items) if server.any_scopes else frozenset()
+        granted: frozenset[str] | None = None
+        if scoped:
+            access = current_access.get()
+            granted = scoped & access.scopes if access is not None else frozenset()
+        cache_key = (method, cursor, granted)
         cached = server.list_cache.get(cache_key)
         if cached is not None:
             return cached
         if capability not in server.capabilities():
             raise MethodNotFound(f"Method not found: {method} (no {capability} on this server)")
-        everything = items(server)
+        if granted is not None:
+            all_items = [i for i in all_items if i.scopes <= granted]
+        everything = [i.definition for i in all_items]
         start = 0 if cursor is None else decode_cursor(cursor, len(everything))
         size = server.page_size or len(everything) or 1
         page = everything[start : start + size]
         result: dict[str, Any] = {"resultType": "complete", key: page}
         if start + size < len(everything):
             result["nextCursor"] = encode_cursor(start + size)
-        encoded = Fragment(orjson.dumps(_finish(server, method, result)))
+        result = _finish(server, method, result)
+        if granted is not None:
+            result["cacheScope"] = "private"  # depends on the caller's token (CACHE-*)
+        encoded = Fragment(orjson.dumps(result))
         server.list_cache[cache_key] = encoded
         return encoded
 
@@ -95,19 +119,23 @@ async def _with_inputs(
 ) -> dict[str, Any]:
     """Run a handler that may ask the client for input (MRTR-03); answer `input_required`."""
     params = _params(request)
+    access = current_access.get()
+    principal = access.principal if access is not None else None  # MRTR-10: bound in state
     inputs: ModernInputs | None = None
     if "requestState" in params or "inputResponses" in params:
-        inputs = await server.mrtr.begin(request.method, params, meta, None)
+        inputs = await server.mrtr.begin(request.method, params, meta, principal)
     if not needs_context:
         return _finish(server, request.method, await run(None))
     if inputs is None:
         inputs = ModernInputs(meta, {}, {})
-    ctx = Context(server, request.id, request.method, meta, emit, inputs)
+    ctx = Context(server, request.id, request.method, meta, emit, inputs, principal, access)
     try:
         result = await run(ctx)
     except InputRequired as signal:
         return _finish(
-            server, "", server.mrtr.input_required(signal, inputs, request.method, params, None)
+            server,
+            "",
+            server.mrtr.input_required(signal, inputs, request.method, params, principal),
         )
     return _finish(server, request.method, result)
 
@@ -120,6 +148,8 @@ async def tools_call(server: Server, request: Request, meta: RequestMeta, emit: 
     tool = server.tools.get(name)
     if tool is None:
         raise InvalidParams(f"Unknown tool: {name}", {"name": name})  # TOOL-21
+    if tool.scopes:
+        require_scopes(tool.scopes)  # AUTH-29: 403 insufficient_scope on HTTP
     arguments = params.get("arguments")
     if arguments is None:
         arguments = {}
@@ -172,6 +202,8 @@ async def resources_read(
 
     owner = resource if resource is not None else template
     assert owner is not None
+    if owner.scopes:
+        require_scopes(owner.scopes)
     return await _with_inputs(server, request, meta, emit, owner.context_param is not None, run)
 
 
@@ -185,6 +217,8 @@ async def prompts_get(
     prompt = server.prompts.get(name)
     if prompt is None:
         raise InvalidParams(f"Unknown prompt: {name}", {"name": name})  # PRM-08
+    if prompt.scopes:
+        require_scopes(prompt.scopes)
     arguments = params.get("arguments")
     if arguments is None:
         arguments = {}
@@ -251,25 +285,23 @@ def _completion(value: Any) -> dict[str, Any]:
 
 METHODS: dict[str, Handler] = {
     "server/discover": discover,
-    "tools/list": _lister(
-        "tools/list", "tools", "tools", lambda s: [t.definition for t in s.tools.values()]
-    ),
+    "tools/list": _lister("tools/list", "tools", "tools", lambda s: list(s.tools.values())),
     "tools/call": tools_call,
     "resources/list": _lister(
         "resources/list",
         "resources",
         "resources",
-        lambda s: [r.definition for r in s.resources.values()],
+        lambda s: list(s.resources.values()),
     ),
     "resources/templates/list": _lister(
         "resources/templates/list",
         "resourceTemplates",
         "resources",
-        lambda s: [t.definition for t in s.templates],
+        lambda s: list(s.templates),
     ),
     "resources/read": resources_read,
     "prompts/list": _lister(
-        "prompts/list", "prompts", "prompts", lambda s: [p.definition for p in s.prompts.values()]
+        "prompts/list", "prompts", "prompts", lambda s: list(s.prompts.values())
     ),
     "prompts/get": prompts_get,
     "completion/complete": complete,

@@ -25,9 +25,11 @@ from ..protocol.errors import (
 )
 from ..protocol.jsonrpc import Notification, Request, encode_error, encode_result
 from ..protocol.versions import LEGACY_VERSIONS, META_PROTOCOL_VERSION
+from .http_auth import authenticate, scope_challenge, send_metadata
 from .http_validation import HostPolicy, check_method_headers, check_param_headers
 
 if TYPE_CHECKING:
+    from ..auth.resource import BearerAuth
     from ..server.server import Server
 
 Scope = MutableMapping[str, Any]
@@ -64,11 +66,13 @@ class _Responder:
             {"type": "http.response.body", "body": b"data: " + data + b"\n\n", "more_body": True}
         )
 
-    async def finish(self, body: bytes, status: int = 200) -> None:
+    async def finish(
+        self, body: bytes, status: int = 200, extra: list[tuple[bytes, bytes]] | None = None
+    ) -> None:
         if self.streaming:
             await self.send({"type": "http.response.body", "body": b"data: " + body + b"\n\n"})
             return
-        await _send_json(self.send, status, body)
+        await _send_json(self.send, status, body, extra)
 
 
 async def _send_json(
@@ -99,8 +103,12 @@ class StreamableHTTPApp:
         allowed_origins: list[str] | None = None,
         max_body_size: int = DEFAULT_MAX_BODY,
         keepalive_interval: float = 15.0,
+        auth: BearerAuth | None = None,
     ) -> None:
+        """`auth`: a `mcpkit.auth.BearerAuth`; every request then needs a valid token, and the
+        Protected Resource Metadata is served from this app at `auth.metadata_paths`."""
         self.server = server
+        self.auth = auth
         self.path = path.rstrip("/") or "/"
         self.policy = HostPolicy(allowed_hosts, allowed_origins)
         self.max_body_size = max_body_size
@@ -109,7 +117,16 @@ class StreamableHTTPApp:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
         if kind == "http":
-            await self._http(scope, receive, send)
+            if self.auth is None:
+                await self._http(scope, receive, send)
+                return
+            from ..auth.access import current_access
+
+            reset = current_access.set(None)  # the token is this request's only
+            try:
+                await self._http(scope, receive, send)
+            finally:
+                current_access.reset(reset)
         elif kind == "lifespan":
             await self._lifespan(receive, send)
 
@@ -131,6 +148,9 @@ class StreamableHTTPApp:
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
         path = scope["path"]
         if path != self.path and path.rstrip("/") != self.path:
+            if self.auth is not None and path in self.auth.metadata_paths:
+                await send_metadata(self.auth, scope["method"], send)
+                return
             await send(
                 {
                     "type": "http.response.start",
@@ -140,7 +160,7 @@ class StreamableHTTPApp:
             )
             await send({"type": "http.response.body", "body": b"Not Found"})
             return
-        host = origin = ctype = version = mcp_method = mcp_name = None
+        host = origin = ctype = version = mcp_method = mcp_name = authorization = None
         length = -1
         params_hdrs: dict[str, str] | None = None
         for key, value in scope["headers"]:
@@ -158,6 +178,8 @@ class StreamableHTTPApp:
                 length = int(value) if value.isdigit() else -2
             elif key == b"origin":
                 origin = value.decode("latin-1")
+            elif key == b"authorization":
+                authorization = value.decode("latin-1")
             elif key.startswith(b"mcp-param-"):
                 if params_hdrs is None:
                     params_hdrs = {}
@@ -171,6 +193,9 @@ class StreamableHTTPApp:
                 403,
                 encode_error(None, InvalidRequest("Forbidden: Host or Origin not allowed")),
             )
+            return
+        # TR-HDR-19: after Origin, before anything is parsed
+        if self.auth is not None and not await authenticate(self.auth, authorization, send):
             return
         if scope["method"] != "POST":
             # TR-HBC-04: modern-only endpoint.
@@ -290,12 +315,15 @@ class StreamableHTTPApp:
         task = asyncio.current_task()
         assert task is not None
         watcher = asyncio.get_running_loop().create_task(_cancel_on_disconnect(receive, task))
+        extra: list[tuple[bytes, bytes]] | None = None
         try:
             result = await self.server.handle(msg, meta, responder.emit)
             body = encode_result(msg.id, result)
             status = 200
         except MCPError as exc:
             body, status = encode_error(msg.id, exc), exc.http_status
+            if status == 403 and self.auth is not None:
+                extra = [(b"www-authenticate", scope_challenge(self.auth, exc))]
         except asyncio.CancelledError:
             if watcher.done() and not watcher.cancelled():
                 task.uncancel()
@@ -307,7 +335,7 @@ class StreamableHTTPApp:
         finally:
             if not watcher.done():
                 watcher.cancel()
-        await responder.finish(body, 200 if responder.streaming else status)
+        await responder.finish(body, 200 if responder.streaming else status, extra)
 
     async def _listen(self, msg: Request, meta: Any, receive: Receive, send: Send) -> None:
         try:

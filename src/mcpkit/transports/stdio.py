@@ -21,6 +21,7 @@ from ..protocol.errors import InvalidRequest, MCPError
 from ..protocol.jsonrpc import Notification, Request, encode_error, encode_result
 
 if TYPE_CHECKING:
+    from ..auth.resource import EnvironmentAuth
     from ..server.server import Server
 
 MAX_LINE = 16 * 1024 * 1024
@@ -171,7 +172,13 @@ def _feed_from_thread(
     loop.call_soon_threadsafe(reader.feed_eof)
 
 
-async def serve_stdio(server: Server) -> None:
+async def serve_stdio(server: Server, auth: EnvironmentAuth | None = None) -> None:
+    if auth is not None:
+        from ..auth.access import current_access
+
+        # BASE-31: one credential for the whole connection, from the environment; every
+        # request task inherits it.
+        current_access.set(await auth.authenticate())
     loop = asyncio.get_running_loop()
     out_fd = os.dup(sys.stdout.fileno())
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # stray prints go to stderr (TR-STDIO-04)
@@ -194,10 +201,10 @@ async def serve_stdio(server: Server) -> None:
     await StdioConnection(server, reader, writer).serve()
 
 
-def run_stdio(server: Server) -> None:
+def run_stdio(server: Server, auth: EnvironmentAuth | None = None) -> None:
     try:
         import uvloop
     except ImportError:
-        asyncio.run(serve_stdio(server))
+        asyncio.run(serve_stdio(server, auth))
     else:
-        uvloop.run(serve_stdio(server))
+        uvloop.run(serve_stdio(server, auth))
