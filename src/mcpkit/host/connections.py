@@ -11,6 +11,7 @@ from typing import Any
 from ..client import Client, ClientError, Tool
 from ..client.inputs import Elicitation
 from ..protocol.errors import MCPError
+from .auth_config import oauth_for
 from .config import HostConfig, ServerConfig
 from .consent import ConsentPolicy
 from .conversation import AssistantMessage, Message, ToolSpec, UserMessage
@@ -64,6 +65,7 @@ class ServerLink:
             sampling=sampling,
             timeout=self.config.timeout,
             stderr="capture",
+            auth=oauth_for(self.config),
         )
         try:
             await client.__aenter__()
