@@ -6,6 +6,7 @@ tools/list figure. All tools are ``async def``. Public API only.
 
     python bench_server.py --transport http --port 8000 [--tools 100]
     python bench_server.py --transport stdio [--tools 100]      # or: --stdio
+    python bench_server.py --transport http --port 8000 --mrtr  # + the MRTR tool `ask` (mrtr_bench.py)
 
 HTTP is Streamable HTTP at /mcp (uvicorn + uvloop + httptools, one worker, JSON responses,
 log level warning, no access log). mcpkit serves the 2026-07-28 ("modern") era only for now.
@@ -16,10 +17,13 @@ from __future__ import annotations
 import argparse
 import logging
 
-from mcpkit import Server, __version__
+from mcpkit import Context, Server, __version__
+
+#: The form `ask` elicits (a JSON Schema object, as `ctx.elicit` accepts).
+CONFIRM_SCHEMA = {"type": "object", "properties": {"ok": {"type": "boolean"}}}
 
 
-def build(n_tools: int) -> Server:
+def build(n_tools: int, mrtr: bool = False) -> Server:
     server = Server("mcpkit-bench", version=__version__)
 
     @server.tool()
@@ -38,6 +42,17 @@ def build(n_tools: int) -> Server:
             return query
 
         server.tool(name=f"tool_{i:03d}", description=f"Filler tool number {i}.")(filler)
+
+    if mrtr:
+
+        @server.tool()
+        async def ask(text: str, ctx: Context) -> str:
+            """Ask the user to confirm (one elicitation, key "confirm"), then echo the text."""
+            answer = await ctx.elicit("Confirm?", CONFIRM_SCHEMA, key="confirm")
+            if answer.action == "accept" and (answer.content or {}).get("ok") is True:
+                return text
+            return f"not confirmed: {answer.action}"
+
     return server
 
 
@@ -48,10 +63,12 @@ def main() -> None:
     ap.add_argument("--host", default="127.0.0.1")
     ap.add_argument("--port", type=int, default=8000)
     ap.add_argument("--tools", type=int, default=2, help="total tools registered (>= 2)")
+    ap.add_argument("--mrtr", action="store_true",
+                    help="also register `ask(text, ctx)`, which elicits one answer (MRTR round trip)")
     a = ap.parse_args()
 
     logging.basicConfig(level=logging.WARNING)
-    server = build(a.tools)
+    server = build(a.tools, mrtr=a.mrtr)
     if a.stdio or a.transport == "stdio":
         server.run("stdio")
     else:

@@ -170,7 +170,10 @@ class AsgiClient:
         data = b"".join(chunks)
         messages = parse_body(resp_headers.get("content-type", ""), data) if data else []
         method = message.get("method", "?") if isinstance(message, dict) else "?"
-        for m in messages:
+        # OAuth answers are not JSON-RPC: auth challenges (RFC 6750 error bodies with a
+        # WWW-Authenticate header) and the protected resource metadata document (RFC 9728).
+        oauth = "www-authenticate" in resp_headers or path.startswith("/.well-known/")
+        for m in messages if not oauth else ():
             record(method, m)
         return Reply(start["status"], resp_headers, data, messages)
 

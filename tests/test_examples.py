@@ -42,3 +42,19 @@ async def test_client_quickstart(capsys: object) -> None:
     out = capsys.readouterr().out  # type: ignore[attr-defined]
     assert "connected to weather over the modern wire" in out
     assert "- forecast: Forecast for a city" in out and '"city":"Oslo"' in out
+
+
+async def test_protected_server_and_oauth_client(tmp_path: Any) -> None:
+    from mcpkit.auth import OAuth
+    from support import AsgiClient, headers_for, rpc
+
+    example = load("examples/protected_server.py")
+    app = example.server.http_app(auth=example.auth)
+    reply = await AsgiClient(app).post(rpc("tools/list"), headers_for(rpc("tools/list")))
+    assert reply.status == 401 and "resource_metadata=" in reply.headers["www-authenticate"]
+    schema = example.server.tools["my_orders"].definition["inputSchema"]
+    assert "customer_id" not in schema.get("properties", {})
+    client = load("examples/oauth_client.py").make_client(
+        "http://127.0.0.1:8000/mcp", str(tmp_path / "t.json")
+    )
+    assert isinstance(client.transport.auth, OAuth)  # type: ignore[attr-defined]

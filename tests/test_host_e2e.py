@@ -79,13 +79,6 @@ async def northwind() -> AsyncIterator[dict[str, str]]:
     await asyncio.gather(*(p.wait() for p in procs))
 
 
-async def until(condition: Callable[[], bool], timeout: float = 10.0) -> None:
-    deadline = asyncio.get_running_loop().time() + timeout
-    while not condition():
-        assert asyncio.get_running_loop().time() < deadline, "condition never became true"
-        await asyncio.sleep(0.005)
-
-
 class FakeAPI:
     """A loopback model API: records each request body, answers with the next scripted reply."""
 
@@ -230,19 +223,12 @@ async def test_host_with_real_sdk(provider: str, northwind: dict[str, str]) -> N
         ui = RecordingUI()
         async with Host(config, model=model, ui=ui, policy=ConsentPolicy()) as host:
             agent = host.agent(system="Northwind support.")
-            warehouse = host.fleet.links["warehouse"]
-            for n, turn in enumerate(TURNS):
+            for turn in TURNS:
                 await agent.ask(turn)
-                if n == 1:
-                    # reserve_stock added a tool; its list_changed travels on the listen stream,
-                    # which may land after the tool result. A person takes longer than the fake
-                    # model to type the next turn: wait for the announcement, not for time.
-                    await until(
-                        lambda: (
-                            warehouse.stale
-                            or any(t.name == "reservation_status" for t in warehouse.tools)
-                        )
-                    )
+                if turn is TURNS[1]:
+                    # The reservation made the warehouse add a tool; its list_changed travels on
+                    # the listen stream, asynchronously: the next turn starts once it has arrived.
+                    await asyncio.wait_for(host.fleet.links["warehouse"].changed.wait(), 10)
 
     bodies = api.requests
     assert len(bodies) == len(STEPS)

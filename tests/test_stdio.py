@@ -114,3 +114,26 @@ async def test_exits_on_eof(proc: Proc) -> None:
     proc.proc.stdin.close()
     assert (await proc.read())["result"]["content"][0]["text"] == "last"
     assert await asyncio.wait_for(proc.proc.wait(), 10) == 0  # TR-STDIO-12
+
+
+def test_regular_files_as_stdin_and_stdout(tmp_path: Any) -> None:
+    """`server < requests.jsonl > answers.jsonl` works (the loop cannot watch regular files)."""
+    import subprocess
+
+    requests = tmp_path / "in.jsonl"
+    answers = tmp_path / "out.jsonl"
+    requests.write_bytes(
+        orjson.dumps(rpc("tools/call", {"name": "echo", "arguments": {"text": "file"}})) + b"\n"
+    )
+    with requests.open("rb") as stdin, answers.open("wb") as stdout:
+        rc = subprocess.run(
+            [sys.executable, str(ROOT / "tests/servers/basic_server.py")],
+            stdin=stdin,
+            stdout=stdout,
+            timeout=30,
+        ).returncode
+    assert rc == 0
+    (line,) = answers.read_bytes().splitlines()
+    msg = orjson.loads(line)
+    record("tools/call", msg)
+    assert msg["result"]["content"][0]["text"] == "file"

@@ -2,36 +2,49 @@
 
     python returns_server.py PORT
 
-Tokens are static here (a stand-in for the OAuth layer): `tok-c1001` is customer C-1001.
+The tokens are static here (`tok-c1001` is customer C-1001), checked by mcpkit's resource-server
+layer (`BearerAuth`): a request without a known token gets 401 with the protected-resource
+metadata, and tools read the caller through `FromPrincipal`. Swap `StaticTokens` for
+`JWTVerifier` or `IntrospectionVerifier` to use a real authorization server.
 """
 
 from __future__ import annotations
 
-import contextvars
 import itertools
 import sys
-from typing import Any
-
-import uvicorn
+from typing import Annotated
 
 from mcpkit import Context, Server, ToolError
+from mcpkit.auth import AccessToken, BearerAuth, FromPrincipal, InvalidToken
 
 server = Server("northwind-returns", version="1.0")
 
-TOKENS = {"tok-c1001": "C-1001", "tok-c2002": "C-2002"}
 ORDERS = {
     "ORD-7": ("C-1001", "KET-BLUE"),
     "ORD-8": ("C-1001", "MUG-SET"),
     "ORD-9": ("C-2002", "KET-RED"),
 }
-CUSTOMER: contextvars.ContextVar[str] = contextvars.ContextVar("customer")
 _rma = itertools.count(3001)
+Customer = Annotated[str, FromPrincipal("sub")]
+
+
+class StaticTokens:
+    """A token verifier with a fixed table (demo only)."""
+
+    TOKENS = {"tok-c1001": "C-1001", "tok-c2002": "C-2002"}
+
+    async def verify(self, token: str) -> AccessToken:
+        customer = self.TOKENS.get(token)
+        if customer is None:
+            raise InvalidToken("unknown token")
+        return AccessToken(subject=customer, scopes=frozenset({"returns"}))
 
 
 @server.tool()
-async def create_return(order_id: str, reason: str, ctx: Context) -> dict[str, str]:
+async def create_return(
+    order_id: str, reason: str, customer: Customer, ctx: Context
+) -> dict[str, str]:
     """Open a return for one of the caller's orders; the customer confirms first."""
-    customer = CUSTOMER.get()
     order = ORDERS.get(order_id)
     if order is None or order[0] != customer:
         raise ToolError(f"No order {order_id!r} for this customer.")
@@ -54,37 +67,20 @@ async def create_return(order_id: str, reason: str, ctx: Context) -> dict[str, s
 
 
 @server.tool()
-async def list_orders(customer_id: str) -> list[dict[str, str]]:
-    """The caller's orders. `customer_id` must be the authenticated customer."""
-    if customer_id != CUSTOMER.get():
-        raise ToolError("You can only list your own orders.")
-    return [{"order_id": o, "sku": sku} for o, (c, sku) in ORDERS.items() if c == customer_id]
+async def list_orders(customer: Customer) -> list[dict[str, str]]:
+    """The caller's orders."""
+    return [{"order_id": o, "sku": sku} for o, (c, sku) in ORDERS.items() if c == customer]
 
 
-class StaticTokens:
-    """ASGI wrapper: 401 without a known bearer token; the customer goes into a context variable."""
-
-    def __init__(self, app: Any) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] == "http":
-            auth = dict(scope["headers"]).get(b"authorization", b"").decode()
-            customer = TOKENS.get(auth.removeprefix("Bearer ").strip())
-            if customer is None:
-                await send(
-                    {
-                        "type": "http.response.start",
-                        "status": 401,
-                        "headers": [(b"www-authenticate", b"Bearer"), (b"content-length", b"0")],
-                    }
-                )
-                await send({"type": "http.response.body", "body": b""})
-                return
-            CUSTOMER.set(customer)
-        await self.app(scope, receive, send)
+def auth(port: int) -> BearerAuth:
+    return BearerAuth(
+        StaticTokens(),
+        resource=f"http://127.0.0.1:{port}/mcp",
+        authorization_servers=["https://auth.northwind.example"],
+        resource_name="Northwind returns",
+    )
 
 
 if __name__ == "__main__":
     port = int(sys.argv[1]) if len(sys.argv) > 1 else 8102
-    uvicorn.run(StaticTokens(server.http_app()), host="127.0.0.1", port=port, log_level="warning")
+    server.run("http", port=port, auth=auth(port))

@@ -10,8 +10,19 @@ import os
 import sys
 from typing import Any
 
+from mcpkit.auth import (
+    AuthorizationCode,
+    ClientCredentials,
+    EnterpriseManaged,
+    HeadlessAuthorizer,
+    JwtBearer,
+    OAuth,
+)
 from mcpkit.client import Client
 from mcpkit.client.inputs import Elicitation
+
+#: FIXTURE 7.1 step 5: the Client ID Metadata Document URL basic-cimd expects.
+CIMD_URL = "https://conformance-test.local/client-metadata.json"
 
 
 async def accept_defaults(request: Elicitation) -> dict[str, Any]:
@@ -32,6 +43,43 @@ async def sample(params: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def oauth_for(scenario: str, context: dict[str, Any]) -> OAuth | None:
+    """FIXTURE 7 and 8.4: which grant the scenario's context calls for; None outside auth/."""
+    if not scenario.startswith("auth/"):
+        return None
+    if "idp_id_token" in context:  # SEP-990
+        return OAuth(
+            EnterpriseManaged(
+                client_id=context["client_id"],
+                client_secret=context.get("client_secret"),
+                idp_token_endpoint=context["idp_token_endpoint"],
+                id_token=context["idp_id_token"],
+                idp_client_id=context.get("idp_client_id"),
+            )
+        )
+    if "valid_jwt" in context:  # SEP-1933 workload identity
+        return OAuth(JwtBearer(context["valid_jwt"], client_id=context.get("client_id")))
+    if "private_key_pem" in context:  # SEP-1046, private_key_jwt
+        return OAuth(
+            ClientCredentials(
+                context["client_id"],
+                private_key_pem=context["private_key_pem"],
+                signing_alg=context.get("signing_algorithm", "ES256"),
+            )
+        )
+    if scenario.startswith("auth/client-credentials"):
+        return OAuth(ClientCredentials(context["client_id"], context.get("client_secret")))
+    return OAuth(
+        AuthorizationCode(
+            HeadlessAuthorizer(),
+            client_id=context.get("client_id"),
+            client_secret=context.get("client_secret"),
+            issuer=context.get("issuer"),
+            client_metadata_url=CIMD_URL,
+        )
+    )
+
+
 async def run(url: str, scenario: str, version: str, context: dict[str, Any]) -> None:
     era = "legacy" if version < "2026" else "modern"
     async with Client(
@@ -41,6 +89,7 @@ async def run(url: str, scenario: str, version: str, context: dict[str, Any]) ->
         sampling=sample,
         roots=["file:///tmp"],
         timeout=30,
+        auth=oauth_for(scenario, context),
     ) as client:
         tools = await client.list_tools()
         names = [t.name for t in tools]
@@ -78,6 +127,8 @@ async def run(url: str, scenario: str, version: str, context: dict[str, Any]) ->
                 await client.call_tool(name, {})
         elif scenario == "request-metadata" and tools:
             await client.call_tool(tools[0].name, {})
+        elif scenario.startswith("auth/") and "test-tool" in names:
+            await client.call_tool("test-tool", {})
         # initialize, json-schema-ref-no-deref and unknown scenarios: listing tools is the work.
 
 

@@ -161,16 +161,41 @@ def _session(
     from .output import show_log, show_notification
 
     try:
+        resolved = _resolve_target(ctx, target)
+        headers = _pairs(header, ":", "'Name: value'")
         return Client(
-            _resolve_target(ctx, target),
+            resolved,
             timeout=timeout if timeout > 0 else None,
-            headers=_pairs(header, ":", "'Name: value'"),
+            headers=headers,
             env=_pairs(env, "=", "KEY=VALUE") or None,
             on_notification=show_notification,
             on_log=show_log,
+            auth=_oauth(resolved, headers),
         )
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
+
+
+def _oauth(target: str | list[str], headers: dict[str, str]) -> Any:
+    """HTTP servers that answer 401 are authorized interactively: the URL is printed (and
+    opened), the redirect comes back to a loopback listener, and tokens are kept per
+    authorization server in MCPKIT_TOKEN_FILE (default ~/.config/mcpkit/tokens.json), so
+    later runs refresh without asking. An explicit `-H Authorization: ...` turns this off."""
+    import os
+
+    from ..client.target import is_url
+
+    if not isinstance(target, str) or not is_url(target):
+        return None
+    if any(name.lower() == "authorization" for name in headers):
+        return None
+    from ..auth import AuthorizationCode, ClientMetadata, FileTokenStore, LoopbackAuthorizer, OAuth
+
+    path = os.environ.get("MCPKIT_TOKEN_FILE") or "~/.config/mcpkit/tokens.json"
+    grant = AuthorizationCode(
+        LoopbackAuthorizer(), metadata=ClientMetadata(client_name="mcpkit CLI")
+    )
+    return OAuth(grant, store=FileTokenStore(path))
 
 
 @app.command()

@@ -49,6 +49,7 @@ from .types import (
 )
 
 if TYPE_CHECKING:
+    from ..auth.oauth import OAuth
     from .legacy import LegacySession
 
 log = logging.getLogger("mcpkit.client")
@@ -85,7 +86,10 @@ class Client:
         on_notification: Callable[[Notification], Any] | None = None,
         on_log: LogCallback | None = None,
         probe_timeout: float = 5.0,
+        auth: OAuth | None = None,
     ) -> None:
+        """`auth`: an `mcpkit.auth.OAuth` for servers that answer 401 (HTTP only; a stdio
+        server takes credentials from its environment, `env`, as the spec says: BASE-31)."""
         self.handlers = InputHandlers(elicitation, sampling, roots, url_elicitation=url_elicitation)
         self.transport, self._era_key = make_client_transport(
             target,
@@ -94,6 +98,7 @@ class Client:
             cwd=cwd,
             stderr=stderr,
             on_notification=self._on_notification,
+            auth=auth,
         )
         self.requested_era = era
         self.timeout = timeout
@@ -110,9 +115,9 @@ class Client:
         )
         self.legacy: LegacySession | None = None
         self.info: ServerInfo | None = None
-        self._auth_key = hashlib.sha256(repr(sorted((headers or {}).items())).encode()).hexdigest()[
-            :16
-        ]
+        self._headers_key = hashlib.sha256(
+            repr(sorted((headers or {}).items())).encode()
+        ).hexdigest()[:16]
         self._progress: dict[str, ProgressCallback] = {}
         self._tokens = itertools.count(1)
         self._tools: dict[str, Tool] = {}
@@ -134,6 +139,14 @@ class Client:
         tb: TracebackType | None,
     ) -> None:
         await self.close()
+
+    @property
+    def _auth_key(self) -> str:
+        """Private cache entries belong to the credentials in use (CACHE-11)."""
+        auth = getattr(self.transport, "auth", None)
+        if auth is None:
+            return self._headers_key
+        return self._headers_key + auth.cache_key()  # type: ignore[no-any-return]
 
     @property
     def era(self) -> Era | None:
@@ -188,8 +201,8 @@ class Client:
                     raise
                 return None
             except TransportError as exc:
-                if strict or exc.status is None:
-                    raise
+                if strict or exc.status is None or exc.status in (401, 403):
+                    raise  # 401/403: authorization is missing, not a legacy server
                 return None  # HTTP 4xx without a modern error body: legacy (TR-HBC-03)
             return _server_info(raw, self.session.protocol_version)
         raise ClientError("the server rejected every protocol version this client speaks")

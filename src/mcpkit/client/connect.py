@@ -23,6 +23,7 @@ def make_client_transport(
     cwd: str | None,
     stderr: Literal["inherit", "capture", "discard"],
     on_notification: NotificationHandler,
+    auth: Any = None,
 ) -> tuple[Transport, str]:
     """A URL, a command (string or argv), an `mcpServers` entry, an in-process `Server`, or a
     ready transport → (transport, key under which the detected era is cached)."""
@@ -33,13 +34,13 @@ def make_client_transport(
     if hasattr(target, "request") and hasattr(target, "start"):
         return target, f"transport:{id(target)}"
     if isinstance(target, Mapping):
-        return _from_entry(target, headers, env, cwd, stderr, on_notification)
+        return _from_entry(target, headers, env, cwd, stderr, on_notification, auth)
     parsed = parse_target(target)
     if isinstance(parsed, HttpTarget):
         from .http import HttpTransport
 
         return HttpTransport(
-            parsed.url, headers=headers, on_notification=on_notification
+            parsed.url, headers=headers, on_notification=on_notification, auth=auth
         ), parsed.url
     from .stdio import StdioTransport
 
@@ -56,6 +57,7 @@ def _from_entry(
     cwd: str | None,
     stderr: Literal["inherit", "capture", "discard"],
     on_notification: NotificationHandler,
+    auth: Any = None,
 ) -> tuple[Transport, str]:
     """An `mcpServers` entry: `{"command", "args", "env", "cwd"}` or `{"type": "http", "url", "headers"}`."""
     if "url" in entry:
@@ -65,7 +67,7 @@ def _from_entry(
 
         merged = {**dict(entry.get("headers") or {}), **dict(headers or {})}
         url = str(entry["url"])
-        return HttpTransport(url, headers=merged, on_notification=on_notification), url
+        return HttpTransport(url, headers=merged, on_notification=on_notification, auth=auth), url
     command = entry.get("command")
     if not isinstance(command, str) or not command:
         raise ValueError("an mcpServers entry needs 'command' (stdio) or 'url' (http)")

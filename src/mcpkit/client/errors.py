@@ -5,7 +5,9 @@
     │   └── ConnectionClosed    the server process or stream went away
     │       └── StreamBroken    an HTTP response stream ended early (re-sent once)
     ├── RequestTimeout          no response within the timeout (also a TimeoutError)
-    └── InvalidResponse         the peer answered with something that is not valid MCP
+    ├── InvalidResponse         the peer answered with something that is not valid MCP
+    └── AuthorizationError      no usable access token (discovery, registration, user, policy)
+        └── OAuthError          the authorization server answered an OAuth error
 
 None of these subclass `MCPError`: an `MCPError` always means the server sent that error.
 """
@@ -41,3 +43,24 @@ class RequestTimeout(ClientError, TimeoutError):
 
 class InvalidResponse(ClientError):
     """The server's message breaks the protocol (bad JSON, unknown `resultType`, ...)."""
+
+
+class AuthorizationError(ClientError):
+    """Authorization failed or was refused locally (mismatched `iss`, `resource` or issuer,
+    no PKCE support, retry limit reached, user declined); `status` is the MCP server's HTTP
+    status that started the flow, when there was one."""
+
+    def __init__(self, message: str, *, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class OAuthError(AuthorizationError):
+    """An OAuth error response (RFC 6749 §5.2): `error`, `description`, the HTTP `status`."""
+
+    def __init__(
+        self, error: str, description: str | None = None, *, status: int | None = None
+    ) -> None:
+        super().__init__(f"{error}: {description}" if description else error, status=status)
+        self.error = error
+        self.description = description

@@ -9,7 +9,7 @@ HTTP (CANC-04).
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import aiohttp
 import orjson
@@ -28,13 +28,17 @@ from .http_headers import ToolHeaderIndex, build_request_headers
 from .sse import SSEParser
 from .transport import NotificationHandler, dispatch_notification, logger
 
+if TYPE_CHECKING:
+    from ..auth.oauth import OAuth
+
 __all__ = ["HttpTransport"]
 
 _MAX_ERROR_BODY = 64 * 1024
 
 
 class HttpTransport:
-    """Talks to one MCP endpoint URL. `headers` are added to every POST (e.g. auth)."""
+    """Talks to one MCP endpoint URL. `headers` are added to every request; `auth` (an
+    `mcpkit.auth.OAuth`) answers 401/403 challenges and adds the access token (AUTH-20)."""
 
     def __init__(
         self,
@@ -44,9 +48,13 @@ class HttpTransport:
         on_notification: NotificationHandler | None = None,
         connect_timeout: float | None = 10.0,
         max_connections: int = 16,
+        auth: OAuth | None = None,
     ) -> None:
         self.url = url
         self.extra_headers = dict(headers or {})
+        self.auth = auth
+        if auth is not None:
+            auth.bind(url)
         self.on_notification = on_notification
         self.tool_headers = ToolHeaderIndex()
         self._connect_timeout = connect_timeout
@@ -66,6 +74,44 @@ class HttpTransport:
         http, self._http = self._http, None
         if http is not None:
             await http.close()
+        if self.auth is not None:
+            await self.auth.close()
+
+    async def send(
+        self, method: str, headers: Mapping[str, str], data: bytes | None = None
+    ) -> aiohttp.ClientResponse:
+        """One HTTP exchange with the endpoint. With `auth`, a 401/403 challenge is answered
+        (authorization, step-up, DPoP nonce) and the request sent again; the caller releases
+        the response (`async with await transport.send(...) as resp`)."""
+        if self._http is None:
+            raise TransportError("HTTP transport is not started")
+        auth = self.auth
+        if auth is None:
+            return await self._http.request(method, self.url, data=data, headers=headers)
+        from ..auth.oauth import RetryState
+
+        state = RetryState()
+        while True:
+            sent = await auth.headers(method, self.url)
+            resp = await self._http.request(
+                method, self.url, data=data, headers={**headers, **sent}
+            )
+            if resp.status not in (401, 403) and "DPoP-Nonce" not in resp.headers:
+                return resp
+            try:
+                retry = await auth.on_response(
+                    resp.status,
+                    resp.headers,
+                    resp.headers.getall("WWW-Authenticate", []),
+                    sent,
+                    state,
+                )
+            except BaseException:
+                resp.release()
+                raise
+            if not retry:
+                return resp
+            resp.release()
 
     def accept_tools(self, tools: list[JSONObject]) -> list[JSONObject]:
         return self.tool_headers.accept(tools)
@@ -85,7 +131,7 @@ class HttpTransport:
         body = encode_request(request_id, method, params)
         headers = self.headers_for(method, params)
         try:
-            async with self._http.post(self.url, data=body, headers=headers) as resp:
+            async with await self.send("POST", headers, body) as resp:
                 try:
                     return await self._read_response(resp, request_id)
                 except MCPError:
@@ -107,9 +153,7 @@ class HttpTransport:
             raise TransportError("HTTP transport is not started")
         body = encode_request(request_id, method, params)
         try:
-            async with self._http.post(
-                self.url, data=body, headers=self.headers_for(method, params)
-            ) as resp:
+            async with await self.send("POST", self.headers_for(method, params), body) as resp:
                 if resp.status >= 300:
                     await _raise_http_error(resp)
                 if resp.content_type == "application/json":

@@ -81,10 +81,8 @@ class LegacyHttpChannel:
         waiter: asyncio.Future[Response] = asyncio.get_running_loop().create_future()
         self._waiting[request_id] = waiter
         try:
-            async with self.http.post(
-                self.transport.url,
-                data=encode_request(request_id, method, params),
-                headers=self.headers(),
+            async with await self.transport.send(
+                "POST", self.headers(), encode_request(request_id, method, params)
             ) as resp:
                 if resp.status == 404 and self.session_id is not None:
                     raise SessionExpired(
@@ -116,7 +114,7 @@ class LegacyHttpChannel:
                 )
             await asyncio.sleep((parser.retry_ms or 1000) / 1000.0)
             headers = {**self.headers(stream_only=True), "Last-Event-ID": event_id}
-            async with self.http.get(self.transport.url, headers=headers) as resp:
+            async with await self.transport.send("GET", headers) as resp:
                 if resp.status >= 300:
                     await _raise_http_error(resp)
                 retry_ms = parser.retry_ms
@@ -169,14 +167,12 @@ class LegacyHttpChannel:
             log.exception("handler for %s failed", request.method)
             body = encode_error(request.id, MCPError(f"client handler failed: {exc}", code=-32603))
         with contextlib.suppress(aiohttp.ClientError, OSError):
-            async with self.http.post(
-                self.transport.url, data=body, headers=self.headers()
-            ) as resp:
+            async with await self.transport.send("POST", self.headers(), body) as resp:
                 await resp.read()
 
     async def notify(self, method: str, params: JSONObject | None) -> None:
-        async with self.http.post(
-            self.transport.url, data=encode_notification(method, params), headers=self.headers()
+        async with await self.transport.send(
+            "POST", self.headers(), encode_notification(method, params)
         ) as resp:
             if resp.status >= 300:
                 await _raise_http_error(resp)
@@ -199,7 +195,7 @@ class LegacyHttpChannel:
                 if last_id is not None:
                     headers["Last-Event-ID"] = last_id
                 try:
-                    async with self.http.get(self.transport.url, headers=headers) as resp:
+                    async with await self.transport.send("GET", headers) as resp:
                         if not ready.done():
                             ready.set_result(None)
                         if resp.status != 200 or resp.content_type != "text/event-stream":
@@ -227,5 +223,5 @@ class LegacyHttpChannel:
             task.cancel()
         if self.session_id is not None and self.transport._http is not None:
             with contextlib.suppress(aiohttp.ClientError, OSError):
-                async with self.http.delete(self.transport.url, headers=self.headers()) as resp:
+                async with await self.transport.send("DELETE", self.headers()) as resp:
                     await resp.read()

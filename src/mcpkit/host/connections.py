@@ -11,6 +11,7 @@ from typing import Any
 from ..client import Client, ClientError, Tool
 from ..client.inputs import Elicitation
 from ..protocol.errors import MCPError
+from .auth_config import oauth_for
 from .config import HostConfig, ServerConfig
 from .consent import ConsentPolicy
 from .conversation import AssistantMessage, Message, ToolSpec, UserMessage
@@ -50,6 +51,8 @@ class ServerLink:
         self.status = "disabled" if config.disabled else "idle"
         self.error: str | None = None
         self.stale = False
+        #: Set whenever the server announces a tool list change (for callers that must see it).
+        self.changed = asyncio.Event()
         self._listener: asyncio.Task[None] | None = None
 
     async def connect(self) -> None:
@@ -62,6 +65,7 @@ class ServerLink:
             sampling=sampling,
             timeout=self.config.timeout,
             stderr="capture",
+            auth=oauth_for(self.config),
         )
         try:
             await client.__aenter__()
@@ -84,6 +88,7 @@ class ServerLink:
             async with client.subscribe(tools=True) as sub:
                 async for _ in sub:
                     self.stale = True  # refreshed before the next model round
+                    self.changed.set()
 
     async def refresh(self) -> None:
         assert self.client is not None

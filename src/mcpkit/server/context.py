@@ -20,6 +20,7 @@ from .inputs import (
 )
 
 if TYPE_CHECKING:
+    from ..auth.access import AccessToken
     from .server import Server
 
 #: Sends one notification (method, params) on the stream of the request being served.
@@ -45,6 +46,7 @@ class Context:
         "_inputs",
         "_last_progress",
         "_state",
+        "auth",
         "meta",
         "method",
         "principal",
@@ -61,12 +63,16 @@ class Context:
         emit: Emit | None,
         inputs: InputChannel | None = None,
         principal: str | None = None,
+        auth: AccessToken | None = None,
     ) -> None:
         self.server = server
         self.request_id = request_id
         self.method = method
         self.meta = meta
+        #: The caller, from the verified token (never from arguments); None unauthenticated.
         self.principal = principal
+        #: The verified access token: `auth.scopes`, `auth.claims`, `auth.client_id`.
+        self.auth = auth
         self._emit = emit
         self._inputs = inputs
         self._last_progress: float | None = None

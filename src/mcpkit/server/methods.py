@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from ..auth.access import current_access, require_scopes
 from ..protocol.errors import InvalidParams, MethodNotFound, ResourceNotFound
 from ..protocol.jsonrpc import Fragment, Request
 from ..protocol.meta import RequestMeta
@@ -54,31 +55,47 @@ async def discover(server: Server, request: Request, meta: RequestMeta, emit: Em
     return cached
 
 
+def _scoped(server: Server, method: str, items: list[Any]) -> frozenset[str]:
+    """Every scope some item of this list requires (empty: the list is the same for all)."""
+    key = (method, "scopes")
+    scopes = server.list_cache.get(key)
+    if scopes is None:
+        scopes = server.list_cache[key] = frozenset().union(*(i.scopes for i in items))
+    return scopes
+
+
 #: The paginated list methods: method → (result key, server capability, items).
-LISTS: dict[str, tuple[str, str, Callable[[Server], list[dict[str, Any]]]]] = {
-    "tools/list": ("tools", "tools", lambda s: [t.definition for t in s.tools.values()]),
-    "resources/list": (
-        "resources",
-        "resources",
-        lambda s: [r.definition for r in s.resources.values()],
-    ),
-    "resources/templates/list": (
-        "resourceTemplates",
-        "resources",
-        lambda s: [t.definition for t in s.templates],
-    ),
-    "prompts/list": ("prompts", "prompts", lambda s: [p.definition for p in s.prompts.values()]),
+LISTS: dict[str, tuple[str, str, Callable[[Server], list[Any]]]] = {
+    "tools/list": ("tools", "tools", lambda s: list(s.tools.values())),
+    "resources/list": ("resources", "resources", lambda s: list(s.resources.values())),
+    "resources/templates/list": ("resourceTemplates", "resources", lambda s: list(s.templates)),
+    "prompts/list": ("prompts", "prompts", lambda s: list(s.prompts.values())),
 }
 
 
-def list_page(server: Server, method: str, cursor: Any) -> dict[str, Any]:
-    """One page of a list method, without any era's decoration (PAG-*)."""
+def list_granted(server: Server, method: str) -> frozenset[str] | None:
+    """The caller's scopes that matter for this list; None when the list is the same for all."""
+    if not server.any_scopes:
+        return None
+    scoped = _scoped(server, method, LISTS[method][2](server))
+    if not scoped:
+        return None
+    access = current_access.get()
+    return scoped & access.scopes if access is not None else frozenset()
+
+
+def list_page(
+    server: Server, method: str, cursor: str | None, granted: frozenset[str] | None
+) -> dict[str, Any]:
+    """One page of a list method, without any era's decoration (PAG-*). Items that need scopes
+    are shown only to tokens holding them (`granted`)."""
     key, capability, items = LISTS[method]
-    if cursor is not None and type(cursor) is not str:
-        raise InvalidParams('Invalid params: "cursor" must be a string')
     if capability not in server.capabilities():
         raise MethodNotFound(f"Method not found: {method} (no {capability} on this server)")
-    everything = items(server)
+    all_items = items(server)
+    if granted is not None:
+        all_items = [i for i in all_items if i.scopes <= granted]
+    everything = [i.definition for i in all_items]
     start = 0 if cursor is None else decode_cursor(cursor, len(everything))
     size = server.page_size or len(everything) or 1
     result: dict[str, Any] = {key: everything[start : start + size]}
@@ -88,7 +105,10 @@ def list_page(server: Server, method: str, cursor: Any) -> dict[str, Any]:
 
 
 def _lister(method: str) -> Handler:
-    """A paginated, cacheable list method whose pages are encoded once per change (TOOL-06/07)."""
+    """A paginated, cacheable list method whose pages are encoded once per change (TOOL-06/07).
+
+    A list whose items need scopes is per caller: answered `cacheScope: "private"` and cached
+    per granted scope set."""
 
     async def handler(
         server: Server, request: Request, meta: RequestMeta, emit: Emit | None
@@ -96,12 +116,16 @@ def _lister(method: str) -> Handler:
         cursor = _params(request).get("cursor")
         if cursor is not None and type(cursor) is not str:
             raise InvalidParams('Invalid params: "cursor" must be a string')
-        cache_key = (method, cursor)
+        granted = list_granted(server, method)
+        cache_key = (method, cursor, granted)
         cached = server.list_cache.get(cache_key)
         if cached is not None:
             return cached
-        result = {"resultType": "complete", **list_page(server, method, cursor)}
-        encoded = Fragment(orjson.dumps(_finish(server, method, result)))
+        page = list_page(server, method, cursor, granted)
+        result = _finish(server, method, {"resultType": "complete", **page})
+        if granted is not None:
+            result["cacheScope"] = "private"  # depends on the caller's token (CACHE-*)
+        encoded = Fragment(orjson.dumps(result))
         server.list_cache[cache_key] = encoded
         return encoded
 
@@ -118,22 +142,26 @@ async def _with_inputs(
 ) -> dict[str, Any]:
     """Run a handler that may ask the client for input (MRTR-03); answer `input_required`."""
     params = _params(request)
+    access = current_access.get()
+    principal = access.principal if access is not None else None  # MRTR-10: bound in state
     # A legacy session's meta carries its own channel (real server→client requests, B.1.7);
     # legacy clients never see MRTR, so requestState/inputResponses mean nothing there.
     inputs: InputChannel | None = getattr(meta, "channel", None)
     if inputs is None and ("requestState" in params or "inputResponses" in params):
-        inputs = await server.mrtr.begin(request.method, params, meta, None)
+        inputs = await server.mrtr.begin(request.method, params, meta, principal)
     if not needs_context:
         return _finish(server, request.method, await run(None))
     if inputs is None:
         inputs = ModernInputs(meta, {}, {})
-    ctx = Context(server, request.id, request.method, meta, emit, inputs)
+    ctx = Context(server, request.id, request.method, meta, emit, inputs, principal, access)
     try:
         result = await run(ctx)
     except InputRequired as signal:
         assert isinstance(inputs, ModernInputs)
         return _finish(
-            server, "", server.mrtr.input_required(signal, inputs, request.method, params, None)
+            server,
+            "",
+            server.mrtr.input_required(signal, inputs, request.method, params, principal),
         )
     return _finish(server, request.method, result)
 
@@ -146,6 +174,8 @@ async def tools_call(server: Server, request: Request, meta: RequestMeta, emit: 
     tool = server.tools.get(name)
     if tool is None:
         raise InvalidParams(f"Unknown tool: {name}", {"name": name})  # TOOL-21
+    if tool.scopes:
+        require_scopes(tool.scopes)  # AUTH-29: 403 insufficient_scope on HTTP
     arguments = params.get("arguments")
     if arguments is None:
         arguments = {}
@@ -198,6 +228,8 @@ async def resources_read(
 
     owner = resource if resource is not None else template
     assert owner is not None
+    if owner.scopes:
+        require_scopes(owner.scopes)
     return await _with_inputs(server, request, meta, emit, owner.context_param is not None, run)
 
 
@@ -211,6 +243,8 @@ async def prompts_get(
     prompt = server.prompts.get(name)
     if prompt is None:
         raise InvalidParams(f"Unknown prompt: {name}", {"name": name})  # PRM-08
+    if prompt.scopes:
+        require_scopes(prompt.scopes)
     arguments = params.get("arguments")
     if arguments is None:
         arguments = {}

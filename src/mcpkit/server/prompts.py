@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from pydantic import ValidationError
@@ -24,6 +24,7 @@ class Prompt:
         "fn",
         "is_async",
         "name",
+        "scopes",
         "signature",
     )
 
@@ -36,13 +37,17 @@ class Prompt:
         description: str | None = None,
         icons: list[Icon] | None = None,
         meta: dict[str, Any] | None = None,
+        scopes: Iterable[str] = (),
     ) -> None:
         self.name = name or fn.__name__
+        self.scopes = frozenset(scopes)
         self.fn = fn
         self.is_async = is_async_callable(fn)
         # PRM-12: prompt argument values are strings on the wire.
         self.signature = Signature(fn, model_name=f"{self.name}_prompt_arguments", all_strings=True)
         self.context_param = self.signature.context_param
+        if self.signature.principal_params:
+            raise TypeError(f"prompt {self.name!r}: FromPrincipal is for tools; read ctx.auth")
         self.description = (
             description
             if description is not None

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from pydantic import ValidationError
@@ -43,10 +43,15 @@ def _definition(
     return d
 
 
+def _no_principal(sig: Signature, what: str) -> None:
+    if sig.principal_params:
+        raise TypeError(f"{what}: FromPrincipal is for tools; read ctx.auth in resources")
+
+
 class Resource:
     """A resource at a fixed URI; the handler takes no arguments (or only a Context)."""
 
-    __slots__ = ("context_param", "definition", "fn", "is_async", "mime_type", "uri")
+    __slots__ = ("context_param", "definition", "fn", "is_async", "mime_type", "scopes", "uri")
 
     def __init__(
         self,
@@ -60,8 +65,10 @@ class Resource:
         annotations: Annotations | None = None,
         icons: list[Icon] | None = None,
         meta: dict[str, Any] | None = None,
+        scopes: Iterable[str] = (),
     ) -> None:
         self.uri = uri
+        self.scopes = frozenset(scopes)
         self.fn = fn
         self.is_async = is_async_callable(fn)
         sig = Signature(fn, model_name="resource_arguments")
@@ -70,6 +77,7 @@ class Resource:
                 f"resource {uri!r} takes no arguments; use a URI template for {sig.names}"
             )
         self.context_param = sig.context_param
+        _no_principal(sig, uri)
         self.mime_type = mime_type
         desc = description if description is not None else _doc(fn)
         self.definition: dict[str, Any] = _definition(
@@ -90,6 +98,7 @@ class ResourceTemplate:
         "fn",
         "is_async",
         "mime_type",
+        "scopes",
         "signature",
         "template",
     )
@@ -106,12 +115,15 @@ class ResourceTemplate:
         annotations: Annotations | None = None,
         icons: list[Icon] | None = None,
         meta: dict[str, Any] | None = None,
+        scopes: Iterable[str] = (),
     ) -> None:
         self.template = UriTemplate(uri_template)
+        self.scopes = frozenset(scopes)
         self.fn = fn
         self.is_async = is_async_callable(fn)
         self.signature = Signature(fn, model_name="template_arguments", all_strings=True)
         self.context_param = self.signature.context_param
+        _no_principal(self.signature, uri_template)
         if set(self.signature.names) != set(self.template.variables):
             raise TypeError(
                 f"template {uri_template!r} has variables {self.template.variables} but "

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .._version import __version__
@@ -99,7 +99,9 @@ class Server:
         self.mrtr = MrtrEngine(
             StateSealer(state_keys, ttl_seconds=state_ttl_seconds), single_use_state
         )
-        self.list_cache: dict[tuple[str, Any], Any] = {}
+        self.list_cache: dict[tuple[Any, ...], Any] = {}
+        #: Whether any tool, resource or prompt requires scopes (lists then filter per token).
+        self.any_scopes = False
         self._methods = methods.METHODS
 
     # -- registration ----------------------------------------------------------------------
@@ -114,8 +116,10 @@ class Server:
         annotations: ToolAnnotations | None = None,
         icons: list[Icon] | None = None,
         meta: dict[str, Any] | None = None,
+        scopes: Iterable[str] = (),
     ) -> Callable[[F], F]:
-        """Register a function as a tool; its signature is the input schema."""
+        """Register a function as a tool; its signature is the input schema. With `scopes`,
+        only callers whose token holds all of them see and call it (403 otherwise)."""
 
         def register(fn: F) -> F:
             self.add_tool(
@@ -129,6 +133,7 @@ class Server:
                     annotations=annotations,
                     icons=icons,
                     meta=meta,
+                    scopes=scopes,
                 )
             )
             return fn
@@ -156,6 +161,7 @@ class Server:
         annotations: Annotations | None = None,
         icons: list[Icon] | None = None,
         meta: dict[str, Any] | None = None,
+        scopes: Iterable[str] = (),
     ) -> Callable[[F], F]:
         """Register a resource; a URI with `{variables}` registers a resource template."""
 
@@ -168,6 +174,7 @@ class Server:
                 annotations=annotations,
                 icons=icons,
                 meta=meta,
+                scopes=scopes,
             )
             if UriTemplate.is_template(uri):
                 self.templates.append(ResourceTemplate(fn, uri, **kw))
@@ -192,11 +199,20 @@ class Server:
         description: str | None = None,
         icons: list[Icon] | None = None,
         meta: dict[str, Any] | None = None,
+        scopes: Iterable[str] = (),
     ) -> Callable[[F], F]:
         """Register a prompt; its (string) parameters are the prompt's arguments."""
 
         def register(fn: F) -> F:
-            p = Prompt(fn, name=name, title=title, description=description, icons=icons, meta=meta)
+            p = Prompt(
+                fn,
+                name=name,
+                title=title,
+                description=description,
+                icons=icons,
+                meta=meta,
+                scopes=scopes,
+            )
             if p.name in self.prompts:
                 raise ValueError(f"a prompt named {p.name!r} is already registered")
             self.prompts[p.name] = p
@@ -222,6 +238,11 @@ class Server:
     # -- change notifications (delivered to subscriptions/listen streams) --------------------
     def _changed(self, method: str) -> None:
         self.list_cache.clear()
+        self.any_scopes = any(
+            x.scopes
+            for group in (self.tools.values(), self.resources.values(), self.prompts.values())
+            for x in group
+        ) or any(t.scopes for t in self.templates)
         self.subscriptions.publish(method)
 
     def notify_tools_changed(self) -> None:
@@ -324,11 +345,14 @@ class Server:
     def run(
         self, transport: str = "stdio", *, host: str = "127.0.0.1", port: int = 8000, **options: Any
     ) -> None:
-        """Serve until stopped: `stdio` (default) or `http` (uvicorn, bound to loopback)."""
+        """Serve until stopped: `stdio` (default) or `http` (uvicorn, bound to loopback).
+
+        `auth=`: a `BearerAuth` on HTTP; an `EnvironmentAuth` on stdio (credentials from the
+        environment, BASE-31)."""
         if transport == "stdio":
             from ..transports.stdio import run_stdio
 
-            run_stdio(self)
+            run_stdio(self, auth=options.get("auth"))
         elif transport in ("http", "streamable-http"):
             from ..transports.http import serve_http
 

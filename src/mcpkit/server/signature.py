@@ -12,6 +12,7 @@ from typing import Annotated, Any, Union, get_args, get_origin, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
+from ..auth.principal import FromPrincipal, principal_marker
 from .context import Context
 
 _NONE_TYPES = (type(None), None)
@@ -29,7 +30,15 @@ def _is_context(annotation: Any) -> bool:
 class Signature:
     """The arguments a handler takes over the wire (everything except its `Context`)."""
 
-    __slots__ = ("_validate", "context_param", "has_var_kwargs", "model", "names", "schema")
+    __slots__ = (
+        "_validate",
+        "context_param",
+        "has_var_kwargs",
+        "model",
+        "names",
+        "principal_params",
+        "schema",
+    )
 
     def __init__(
         self, fn: Callable[..., Any], *, model_name: str, all_strings: bool = False
@@ -40,6 +49,8 @@ class Signature:
         except Exception as exc:  # unresolvable forward references
             raise TypeError(f"cannot read the type hints of {fn.__qualname__}: {exc}") from exc
         self.context_param: str | None = None
+        #: Parameters filled from the caller's token, never from arguments (FromPrincipal).
+        self.principal_params: dict[str, FromPrincipal] = {}
         self.has_var_kwargs = False
         fields: dict[str, Any] = {}
         names: list[str] = []
@@ -47,6 +58,10 @@ class Signature:
             ann = hints.get(name, str if all_strings else Any)
             if _is_context(ann):
                 self.context_param = name
+                continue
+            marker = principal_marker(ann)
+            if marker is not None:
+                self.principal_params[name] = marker
                 continue
             if p.kind is inspect.Parameter.VAR_KEYWORD:
                 self.has_var_kwargs = True

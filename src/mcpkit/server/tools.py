@@ -5,11 +5,13 @@ from __future__ import annotations
 import inspect
 import logging
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, get_type_hints
 
 from pydantic import ValidationError
 
+from ..auth.access import current_access
+from ..auth.principal import PrincipalMissing
 from ..protocol.content import Icon, ToolAnnotations
 from ..protocol.errors import MCPError
 from ..protocol.headers import HeaderParam, find_header_params
@@ -42,6 +44,8 @@ class Tool:
         "is_async",
         "name",
         "output",
+        "principal_params",
+        "scopes",
         "signature",
     )
 
@@ -57,8 +61,11 @@ class Tool:
         annotations: ToolAnnotations | None = None,
         icons: list[Icon] | None = None,
         meta: dict[str, Any] | None = None,
+        scopes: Iterable[str] = (),
     ) -> None:
         self.name = name or fn.__name__
+        #: Scopes a caller's token must hold to see and call this tool (AUTH-29).
+        self.scopes = frozenset(scopes)
         if not TOOL_NAME_RE.match(self.name):
             raise ValueError(
                 f"invalid tool name {self.name!r}: use 1-128 characters of A-Z a-z 0-9 _ - . (TOOL-13)"
@@ -67,6 +74,7 @@ class Tool:
         self.is_async = is_async_callable(fn)
         self.signature = Signature(fn, model_name=f"{self.name}_arguments")
         self.context_param = self.signature.context_param
+        self.principal_params = self.signature.principal_params
         self._validator: Any = None
         if input_schema is not None:
             if input_schema.get("type") != "object":
@@ -110,8 +118,20 @@ class Tool:
                         f"Invalid arguments for tool '{self.name}': {'; '.join(errors)}"
                     )
                 kwargs = dict(arguments)
+                for param in self.principal_params:
+                    if param in kwargs:  # never from arguments, whatever the schema says
+                        return error_result(
+                            f"Invalid arguments for tool '{self.name}': unexpected argument "
+                            f"'{param}'"
+                        )
             else:
                 kwargs = self.signature.validate(arguments)
+            if self.principal_params:
+                access = current_access.get()
+                for param, marker in self.principal_params.items():
+                    kwargs[param] = marker.resolve(access)  # identity from the token only
+        except PrincipalMissing as exc:
+            return error_result(f"Tool '{self.name}': {exc}")
         except ValidationError as exc:
             return error_result(
                 f"Invalid arguments for tool '{self.name}': {format_validation_error(exc)}"

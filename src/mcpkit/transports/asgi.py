@@ -51,3 +51,23 @@ async def cancel_on_disconnect(receive: Receive, task: asyncio.Task[Any]) -> Non
         if msg["type"] == "http.disconnect":
             task.cancel()
             return
+
+
+async def read_body(receive: Receive, limit: int) -> bytes | None:
+    """The whole request body; None when it is over `limit` bytes."""
+    msg = await receive()
+    body: bytes = msg.get("body", b"")
+    if not msg.get("more_body"):
+        return body if len(body) <= limit else None
+    chunks = [body]
+    size = len(body)
+    while msg.get("more_body"):
+        msg = await receive()
+        if msg["type"] == "http.disconnect":
+            return b""
+        chunk = msg.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            return None
+        chunks.append(chunk)
+    return b"".join(chunks)

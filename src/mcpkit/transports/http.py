@@ -31,12 +31,15 @@ from .asgi import (
     Send,
     cancel_on_disconnect,
     header,
+    read_body,
     send_error,
     send_json,
 )
+from .http_auth import authenticate, scope_challenge, send_metadata
 from .http_validation import HostPolicy, check_method_headers, check_param_headers
 
 if TYPE_CHECKING:
+    from ..auth.resource import BearerAuth
     from ..server.legacy.registry import SessionRegistry
     from ..server.server import Server
     from .legacy_http import LegacyHTTP
@@ -63,11 +66,13 @@ class _Responder:
             {"type": "http.response.body", "body": b"data: " + data + b"\n\n", "more_body": True}
         )
 
-    async def finish(self, body: bytes, status: int = 200) -> None:
+    async def finish(
+        self, body: bytes, status: int = 200, extra: list[tuple[bytes, bytes]] | None = None
+    ) -> None:
         if self.streaming:
             await self.send({"type": "http.response.body", "body": b"data: " + body + b"\n\n"})
             return
-        await send_json(self.send, status, body)
+        await send_json(self.send, status, body, extra)
 
 
 class StreamableHTTPApp:
@@ -82,12 +87,16 @@ class StreamableHTTPApp:
         allowed_origins: list[str] | None = None,
         max_body_size: int = DEFAULT_MAX_BODY,
         keepalive_interval: float = 15.0,
+        auth: BearerAuth | None = None,
         **session_options: Any,
     ) -> None:
-        """`session_options` tune 2025-11-25 sessions (see `LegacyHTTP`): `max_sessions`,
+        """`auth`: a `mcpkit.auth.BearerAuth`; every request then needs a valid token, and the
+        Protected Resource Metadata is served from this app at `auth.metadata_paths`.
+        `session_options` tune 2025-11-25 sessions (see `LegacyHTTP`): `max_sessions`,
         `idle_timeout` (seconds, None keeps idle sessions), `request_timeout`, `retry_ms`,
         `replay_events`, `session_id_prefix`, `clock`."""
         self.server = server
+        self.auth = auth
         self.path = path.rstrip("/") or "/"
         self.policy = HostPolicy(allowed_hosts, allowed_origins)
         self.max_body_size = max_body_size
@@ -109,7 +118,16 @@ class StreamableHTTPApp:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
         if kind == "http":
-            await self._http(scope, receive, send)
+            if self.auth is None:
+                await self._http(scope, receive, send)
+                return
+            from ..auth.access import current_access
+
+            reset = current_access.set(None)  # the token is this request's only
+            try:
+                await self._http(scope, receive, send)
+            finally:
+                current_access.reset(reset)
         elif kind == "lifespan":
             await self._lifespan(receive, send)
 
@@ -133,6 +151,9 @@ class StreamableHTTPApp:
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
         path = scope["path"]
         if path != self.path and path.rstrip("/") != self.path:
+            if self.auth is not None and path in self.auth.metadata_paths:
+                await send_metadata(self.auth, scope["method"], send)
+                return
             await send(
                 {
                     "type": "http.response.start",
@@ -143,6 +164,7 @@ class StreamableHTTPApp:
             await send({"type": "http.response.body", "body": b"Not Found"})
             return
         host = origin = ctype = version = mcp_method = mcp_name = session_id = None
+        authorization = None
         length = -1
         params_hdrs: dict[str, str] | None = None
         for key, value in scope["headers"]:
@@ -160,6 +182,8 @@ class StreamableHTTPApp:
                 length = int(value) if value.isdigit() else -2
             elif key == b"origin":
                 origin = value.decode("latin-1")
+            elif key == b"authorization":
+                authorization = value.decode("latin-1")
             elif key.startswith(b"mcp-param-"):
                 if params_hdrs is None:
                     params_hdrs = {}
@@ -175,6 +199,9 @@ class StreamableHTTPApp:
                 403,
                 encode_error(None, InvalidRequest("Forbidden: Host or Origin not allowed")),
             )
+            return
+        # TR-HDR-19: after Origin, before anything is parsed
+        if self.auth is not None and not await authenticate(self.auth, authorization, send):
             return
         legacy = self.legacy
         if scope["method"] != "POST":
@@ -209,7 +236,7 @@ class StreamableHTTPApp:
                 status=413,
             )
             return
-        body = await self._read_body(receive)
+        body = await read_body(receive, self.max_body_size)
         if body is None:
             await send_error(
                 send,
@@ -288,35 +315,20 @@ class StreamableHTTPApp:
         if msg.method == "initialize" or version is not None:
             raise UnsupportedProtocolVersion(requested, list(self.server.advertised_versions))
 
-    async def _read_body(self, receive: Receive) -> bytes | None:
-        msg = await receive()
-        body: bytes = msg.get("body", b"")
-        if not msg.get("more_body"):
-            return body if len(body) <= self.max_body_size else None
-        chunks = [body]
-        size = len(body)
-        while msg.get("more_body"):
-            msg = await receive()
-            if msg["type"] == "http.disconnect":
-                return b""
-            chunk = msg.get("body", b"")
-            size += len(chunk)
-            if size > self.max_body_size:
-                return None
-            chunks.append(chunk)
-        return b"".join(chunks)
-
     async def _answer(self, msg: Request, meta: Any, receive: Receive, send: Send) -> None:
         responder = _Responder(send)
         task = asyncio.current_task()
         assert task is not None
         watcher = asyncio.get_running_loop().create_task(cancel_on_disconnect(receive, task))
+        extra: list[tuple[bytes, bytes]] | None = None
         try:
             result = await self.server.handle(msg, meta, responder.emit)
             body = encode_result(msg.id, result)
             status = 200
         except MCPError as exc:
             body, status = encode_error(msg.id, exc), exc.http_status
+            if status == 403 and self.auth is not None:
+                extra = [(b"www-authenticate", scope_challenge(self.auth, exc))]
         except asyncio.CancelledError:
             if watcher.done() and not watcher.cancelled():
                 task.uncancel()
@@ -328,7 +340,7 @@ class StreamableHTTPApp:
         finally:
             if not watcher.done():
                 watcher.cancel()
-        await responder.finish(body, 200 if responder.streaming else status)
+        await responder.finish(body, 200 if responder.streaming else status, extra)
 
     async def _listen(self, msg: Request, meta: Any, receive: Receive, send: Send) -> None:
         try:

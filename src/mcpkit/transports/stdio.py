@@ -11,7 +11,9 @@ import asyncio
 import contextlib
 import functools
 import os
+import stat
 import sys
+import threading
 from typing import TYPE_CHECKING, Any
 
 from ..protocol import jsonrpc
@@ -19,6 +21,7 @@ from ..protocol.errors import InvalidRequest, MCPError
 from ..protocol.jsonrpc import Notification, Request, encode_error, encode_result
 
 if TYPE_CHECKING:
+    from ..auth.resource import EnvironmentAuth
     from ..server.server import Server
     from .legacy_stdio import StdioLegacy
 
@@ -150,24 +153,74 @@ class StdioConnection:
             self.server.subscriptions.close(sub)
 
 
-async def serve_stdio(server: Server) -> None:
+def _streamable(fd: int) -> bool:
+    """Pipes, sockets and terminals work with the event loop; regular files do not."""
+    mode = os.fstat(fd).st_mode
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)
+
+
+class _FileWriter:
+    """stdout redirected to a regular file: plain blocking writes (files do not stall)."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.transport = self
+
+    def write(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(self.fd, view) :]
+
+    def get_write_buffer_size(self) -> int:
+        return 0
+
+    async def drain(self) -> None:
+        return None
+
+
+def _feed_from_thread(
+    loop: asyncio.AbstractEventLoop, reader: asyncio.StreamReader, fd: int
+) -> None:
+    """stdin is a regular file: read it on a thread and feed the reader."""
+    with os.fdopen(os.dup(fd), "rb") as f:
+        for line in f:
+            loop.call_soon_threadsafe(reader.feed_data, line)
+    loop.call_soon_threadsafe(reader.feed_eof)
+
+
+async def serve_stdio(server: Server, auth: EnvironmentAuth | None = None) -> None:
+    if auth is not None:
+        from ..auth.access import current_access
+
+        # BASE-31: one credential for the whole connection, from the environment; every
+        # request task inherits it.
+        current_access.set(await auth.authenticate())
     loop = asyncio.get_running_loop()
-    proto_out = os.fdopen(os.dup(sys.stdout.fileno()), "wb", buffering=0)
-    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+    out_fd = os.dup(sys.stdout.fileno())
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # stray prints go to stderr (TR-STDIO-04)
     sys.stdout = sys.stderr
     reader = asyncio.StreamReader(limit=MAX_LINE)
-    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin.buffer)
-    w_transport, w_protocol = await loop.connect_write_pipe(
-        asyncio.streams.FlowControlMixin, proto_out
-    )
-    writer = asyncio.StreamWriter(w_transport, w_protocol, None, loop)
+    in_fd = sys.stdin.fileno()
+    if _streamable(in_fd):
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin.buffer)
+    else:
+        threading.Thread(target=_feed_from_thread, args=(loop, reader, in_fd), daemon=True).start()
+    writer: Any
+    if _streamable(out_fd):
+        proto_out = os.fdopen(out_fd, "wb", buffering=0)
+        w_transport, w_protocol = await loop.connect_write_pipe(
+            asyncio.streams.FlowControlMixin, proto_out
+        )
+        writer = asyncio.StreamWriter(w_transport, w_protocol, None, loop)
+    else:
+        writer = _FileWriter(out_fd)
     await StdioConnection(server, reader, writer).serve()
 
 
-def run_stdio(server: Server) -> None:
+def run_stdio(server: Server, auth: EnvironmentAuth | None = None) -> None:
     try:
         import uvloop
     except ImportError:
-        asyncio.run(serve_stdio(server))
+        asyncio.run(serve_stdio(server, auth))
     else:
-        uvloop.run(serve_stdio(server))
+        uvloop.run(serve_stdio(server, auth))

@@ -286,10 +286,11 @@ class LegacySession:
         """List pages encoded once per change, like the modern ones (shape: no cache hints)."""
         if cursor is not None and type(cursor) is not str:
             raise InvalidParams('Invalid params: "cursor" must be a string')
-        key = ("legacy:" + method, cursor)
+        granted = methods.list_granted(self.server, method)
+        key = ("legacy:" + method, cursor, granted)
         cached = self.server.list_cache.get(key)
         if cached is None:
-            page = methods.list_page(self.server, method, cursor)
+            page = methods.list_page(self.server, method, cursor, granted)
             cached = self.server.list_cache[key] = Fragment(orjson.dumps(page))
         return cached
 
