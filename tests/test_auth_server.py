@@ -374,3 +374,33 @@ async def test_stdio_takes_the_credential_from_the_environment() -> None:  # BAS
         assert (await c.call_tool("my_orders")).text == "orders of erin"
         forged = await c.call_tool("my_orders", {"customer_id": "bob"})
         assert forged.is_error
+
+
+async def test_legacy_session_belongs_to_its_principal() -> None:
+    """A 2025-era session opened with alice's token is unknown to bob's (same as a wrong id)."""
+    client = app()
+    init = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"},
+        },
+    }
+    headers = {
+        "content-type": "application/json",
+        "accept": "application/json, text/event-stream",
+        "host": "127.0.0.1:8000",
+        "authorization": "Bearer alice:orders:read",
+    }
+    opened = await client.post(init, headers)
+    assert opened.status == 200
+    session = opened.headers["mcp-session-id"]
+    listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+    own = {**headers, "mcp-session-id": session, "mcp-protocol-version": "2025-11-25"}
+    assert (await client.post(listing, own)).status == 200
+    other = {**own, "authorization": "Bearer bob:orders:read"}
+    assert (await client.post(listing, other)).status == 404
+    assert (await client.post(listing, {**own, "authorization": "Bearer alice:"})).status == 200

@@ -19,6 +19,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from ..auth.access import current_access
 from ..protocol.errors import InvalidRequest, MCPError, SessionNotFound
 from ..protocol.jsonrpc import Message, Notification, Request, Response, encode_error, encode_result
 from ..protocol.versions import LEGACY_VERSIONS
@@ -48,6 +49,8 @@ class HttpSession:
         self.streams: dict[int, EventStream] = {}
         self.standalone: EventStream | None = None
         self._next = 0
+        #: Who opened the session (with auth on): only the same principal may use it.
+        self.principal = _caller()
 
     def busy(self) -> bool:
         return self.connections > 0
@@ -151,7 +154,8 @@ class LegacyHTTP:
     # -- within a session -----------------------------------------------------------------------
     def _lookup(self, session_id: str, version: str | None) -> HttpSession:
         session = self.sessions.get(session_id)
-        if session is None:
+        if session is None or session.principal != _caller():
+            # Another caller's session id is as good as unknown: no hint that it exists.
             raise SessionNotFound()
         if version is not None and version not in LEGACY_VERSIONS:
             # 2025-11-25 transports > Protocol Version Header: unsupported → 400.
@@ -271,6 +275,11 @@ class LegacyHTTP:
         if self._listening:
             self._listening = False
             self.server.subscriptions.remove_listener(self._fanout)
+
+
+def _caller() -> str | None:
+    token = current_access.get()
+    return token.principal if token is not None else None
 
 
 async def _error(send: Send, exc: MCPError, rid: Any = None, status: int | None = None) -> None:
