@@ -5,8 +5,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import jsonschema_rs
-
 DIALECT_2020_12 = "https://json-schema.org/draft/2020-12/schema"
 _SUPPORTED_DIALECTS = {
     DIALECT_2020_12,
@@ -30,6 +28,8 @@ def compile_schema(schema: Mapping[str, Any]) -> Any:
     dialect = schema.get("$schema")
     if dialect is not None and dialect not in _SUPPORTED_DIALECTS:
         raise SchemaError(f"JSON Schema dialect not supported: {dialect!r}")
+    import jsonschema_rs  # loaded on first use: `import mcpkit.server` stays light
+
     try:
         return jsonschema_rs.validator_for(dict(schema), retriever=_no_remote)
     except SchemaError:

@@ -18,8 +18,6 @@ from collections.abc import Iterable
 from typing import Any, Protocol
 
 import orjson
-from cryptography.exceptions import InvalidTag
-from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from ..protocol.errors import InvalidParams
 
@@ -85,11 +83,20 @@ class StateSealer:
             key_list = [k.strip() for k in os.environ[KEYS_ENV].split(",") if k.strip()]
         self.ephemeral = not key_list
         raw = [_decode_key(k) for k in key_list] or [os.urandom(32)]
-        self._keys = [(hashlib.sha256(k).digest()[:4], AESGCM(k)) for k in raw]
+        self._raw = [(hashlib.sha256(k).digest()[:4], k) for k in raw]
+        self._aeads: list[tuple[bytes, Any]] | None = None  # AES-GCM objects, built on first use
         self.ttl_seconds = ttl_seconds
 
+    def _keys(self) -> list[tuple[bytes, Any]]:
+        # `cryptography` loads when the first state is sealed or opened, not at import.
+        if self._aeads is None:
+            from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+            self._aeads = [(kid, AESGCM(key)) for kid, key in self._raw]
+        return self._aeads
+
     def seal(self, payload: dict[str, Any]) -> str:
-        kid, aead = self._keys[0]
+        kid, aead = self._keys()[0]
         body = dict(payload)
         body["exp"] = int(time.time() + self.ttl_seconds)
         body["j"] = secrets.token_urlsafe(9)
@@ -111,11 +118,11 @@ class StateSealer:
         if len(blob) < 4 + 12 + 16:
             raise _bad("requestState is truncated")
         kid, nonce, sealed = blob[:4], blob[4:16], blob[16:]
-        for key_id, aead in self._keys:
+        for key_id, aead in self._keys():
             if key_id == kid:
                 try:
                     payload: dict[str, Any] = orjson.loads(aead.decrypt(nonce, sealed, _AAD))
-                except (InvalidTag, orjson.JSONDecodeError):
+                except (_invalid_tag(), orjson.JSONDecodeError):
                     raise _bad("requestState failed its integrity check") from None
                 break
         else:
@@ -127,6 +134,12 @@ class StateSealer:
         if payload.get("p") != principal:
             raise _bad("requestState belongs to a different principal")
         return payload
+
+
+def _invalid_tag() -> type[Exception]:
+    from cryptography.exceptions import InvalidTag
+
+    return InvalidTag
 
 
 def _bad(why: str) -> InvalidParams:

@@ -7,6 +7,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from .http import StreamableHTTPApp
+from .tuning import tune_gc
 
 if TYPE_CHECKING:
     from ..server.server import Server
@@ -21,6 +22,7 @@ def serve_http(
     port: int = 8000,
     path: str = "/mcp",
     log_level: str = "warning",
+    proxy_headers: bool = False,
     **options: Any,
 ) -> None:
     """Serve with uvicorn (uvloop + httptools when installed). Loopback by default (TR-HTTP-04)."""
@@ -41,6 +43,8 @@ def serve_http(
         loop=_loop_impl(),
         http=_http_impl(),
         timeout_graceful_shutdown=5,
+        # Loopback by default: X-Forwarded-* are not trusted unless the caller asks for it.
+        proxy_headers=proxy_headers,
     )
     _UvicornServer(config, server, app).run()
 
@@ -74,6 +78,10 @@ class _UvicornServer(_uvicorn_server_cls()):  # type: ignore[misc]
         super().__init__(config)
         self._mcp_server = mcp_server
         self._app = app
+
+    async def startup(self, sockets: Any = None) -> None:
+        await super().startup(sockets)
+        tune_gc()
 
     async def shutdown(self, sockets: Any = None) -> None:
         self._mcp_server.subscriptions.close_all()

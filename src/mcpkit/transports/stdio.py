@@ -214,6 +214,9 @@ async def serve_stdio(server: Server, auth: EnvironmentAuth | None = None) -> No
         writer = asyncio.StreamWriter(w_transport, w_protocol, None, loop)
     else:
         writer = _FileWriter(out_fd)
+    from .tuning import tune_gc
+
+    tune_gc()
     await StdioConnection(server, reader, writer).serve()
 
 
