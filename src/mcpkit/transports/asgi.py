@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, MutableMapping
-from typing import Any
+import types
+from collections.abc import Awaitable, Callable, Coroutine, Generator, MutableMapping
+from typing import Any, TypeVar
 
 from ..protocol.errors import MCPError
 from ..protocol.jsonrpc import encode_error
@@ -13,6 +14,7 @@ Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
+T = TypeVar("T")
 
 JSON_HEADERS = [(b"content-type", b"application/json")]
 SSE_HEADERS = [
@@ -51,6 +53,39 @@ async def cancel_on_disconnect(receive: Receive, task: asyncio.Task[Any]) -> Non
         if msg["type"] == "http.disconnect":
             task.cancel()
             return
+
+
+def first_step(coro: Coroutine[Any, Any, T]) -> tuple[bool, Any]:
+    """Run a coroutine up to its first suspension, in the calling task: `(True, result)` when
+    it finished without suspending, else `(False, what it is waiting on)` to pass to `resume`.
+    Its exceptions propagate. (Python 3.12's eager tasks, done by hand for one await.)"""
+    try:
+        return False, coro.send(None)
+    except StopIteration as done:
+        return True, done.value
+
+
+@types.coroutine
+def resume(coro: Coroutine[Any, Any, T], waiting: Any) -> Generator[Any, Any, T]:
+    """Await the rest of a coroutine that `first_step` left suspended on `waiting`, in the
+    same task: the event loop waits on `waiting` exactly as if the coroutine were awaited
+    directly, and cancellation is thrown into it."""
+    while True:
+        try:
+            sent = yield waiting
+        except GeneratorExit:
+            coro.close()
+            raise
+        except BaseException as exc:
+            try:
+                waiting = coro.throw(exc)
+            except StopIteration as done:
+                return done.value  # type: ignore[no-any-return]
+        else:
+            try:
+                waiting = coro.send(sent)
+            except StopIteration as done:
+                return done.value  # type: ignore[no-any-return]
 
 
 async def read_body(receive: Receive, limit: int) -> bytes | None:

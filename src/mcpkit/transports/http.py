@@ -30,12 +30,15 @@ from .asgi import (
     Scope,
     Send,
     cancel_on_disconnect,
+    first_step,
     header,
     read_body,
+    resume,
     send_error,
     send_json,
 )
 from .http_auth import authenticate, scope_challenge, send_metadata
+from .http_listen import listen
 from .http_validation import HostPolicy, check_method_headers, check_param_headers
 
 if TYPE_CHECKING:
@@ -303,7 +306,7 @@ class StreamableHTTPApp:
             await send_error(send, exc, rid)
             return
         if msg.method == "subscriptions/listen":
-            await self._listen(msg, meta, receive, send)
+            await listen(self.server, msg, meta, self.keepalive_interval, receive, send)
             return
         await self._answer(msg, meta, receive, send)
 
@@ -317,12 +320,22 @@ class StreamableHTTPApp:
 
     async def _answer(self, msg: Request, meta: Any, receive: Receive, send: Send) -> None:
         responder = _Responder(send)
-        task = asyncio.current_task()
-        assert task is not None
-        watcher = asyncio.get_running_loop().create_task(cancel_on_disconnect(receive, task))
+        watcher: asyncio.Task[None] | None = None
+        task: asyncio.Task[Any] | None = None
         extra: list[tuple[bytes, bytes]] | None = None
         try:
-            result = await self.server.handle(msg, meta, responder.emit)
+            # Most handlers answer without suspending: then no disconnect can matter, and no
+            # watcher task is needed. Once the handler suspends, a disconnect cancels it
+            # (TR-HTTP-23); it goes on in this same task (contextvars, current_task unchanged).
+            handler = self.server.handle(msg, meta, responder.emit)
+            done, result = first_step(handler)
+            if not done:
+                task = asyncio.current_task()
+                assert task is not None
+                watcher = asyncio.get_running_loop().create_task(
+                    cancel_on_disconnect(receive, task)
+                )
+                result = await resume(handler, result)
             body = encode_result(msg.id, result)
             status = 200
         except MCPError as exc:
@@ -330,7 +343,8 @@ class StreamableHTTPApp:
             if status == 403 and self.auth is not None:
                 extra = [(b"www-authenticate", scope_challenge(self.auth, exc))]
         except asyncio.CancelledError:
-            if watcher.done() and not watcher.cancelled():
+            if watcher is not None and watcher.done() and not watcher.cancelled():
+                assert task is not None
                 task.uncancel()
                 return  # TR-HTTP-24: the client went away; send nothing more.
             raise
@@ -338,56 +352,9 @@ class StreamableHTTPApp:
             log.exception("internal error answering %s", msg.method)
             body, status = encode_error(msg.id, InternalError()), 200
         finally:
-            if not watcher.done():
+            if watcher is not None and not watcher.done():
                 watcher.cancel()
         await responder.finish(body, 200 if responder.streaming else status, extra)
-
-    async def _listen(self, msg: Request, meta: Any, receive: Receive, send: Send) -> None:
-        try:
-            sub = self.server.open_subscription(msg, meta)
-        except MCPError as exc:
-            await send_error(send, exc, msg.id)
-            return
-        task = asyncio.current_task()
-        assert task is not None
-        watcher = asyncio.get_running_loop().create_task(cancel_on_disconnect(receive, task))
-        try:
-            await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
-            await _sse(send, jsonrpc.dumps(sub.acknowledgement()))
-            while True:
-                try:
-                    note = await sub.next(self.keepalive_interval)
-                except EOFError:
-                    if not sub.overflowed:
-                        await _sse(send, encode_result(msg.id, sub.final_result()), final=True)
-                    else:
-                        await send({"type": "http.response.body", "body": b""})
-                    return
-                if note is None:
-                    await send(
-                        {
-                            "type": "http.response.body",
-                            "body": b": keep-alive\n\n",
-                            "more_body": True,
-                        }
-                    )
-                else:
-                    await _sse(send, jsonrpc.dumps(note))
-        except asyncio.CancelledError:
-            if watcher.done() and not watcher.cancelled():
-                task.uncancel()
-                return
-            raise
-        finally:
-            self.server.subscriptions.close(sub)
-            if not watcher.done():
-                watcher.cancel()
-
-
-async def _sse(send: Send, data: bytes, final: bool = False) -> None:
-    await send(
-        {"type": "http.response.body", "body": b"data: " + data + b"\n\n", "more_body": not final}
-    )
 
 
 def serve_http(server: Server, **options: Any) -> None:
