@@ -189,6 +189,15 @@ class LegacyHTTP:
             return
         stream = session.new_stream()
         session.core.start(msg, stream)
+        # The request's task was scheduled before this one resumes: a handler that answers
+        # without suspending has answered by then. Plain JSON, and no stream or watcher.
+        await asyncio.sleep(0)
+        body = stream.only_response
+        if body is not None:
+            session.streams.pop(stream.number, None)
+            self.sessions.touch(session)
+            await send_json(send, 200, body)
+            return
         await self._attach(session, stream, 0, receive, send, first=True)
 
     async def get(
