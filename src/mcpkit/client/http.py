@@ -30,6 +30,7 @@ from .transport import NotificationHandler, dispatch_notification, logger
 
 if TYPE_CHECKING:
     from ..auth.oauth import OAuth
+    from .h1 import H1Pool, H1Response
 
 __all__ = ["HttpTransport"]
 
@@ -60,6 +61,8 @@ class HttpTransport:
         self._connect_timeout = connect_timeout
         self._max_connections = max_connections
         self._http: aiohttp.ClientSession | None = None
+        #: The request hot path without auth: a lean HTTP/1.1 pool (`h1.py`) beside aiohttp.
+        self._h1: H1Pool | None = None
 
     async def start(self) -> None:
         if self._http is not None:
@@ -69,9 +72,20 @@ class HttpTransport:
         self._http = aiohttp.ClientSession(
             connector=connector, timeout=timeout, auto_decompress=True
         )
+        if self.auth is None and self.url.startswith(("http://", "https://")):
+            try:
+                from .h1 import H1Pool
+            except ImportError:  # no httptools: everything goes through aiohttp
+                return
+            self._h1 = H1Pool(
+                self.url, connect_timeout=self._connect_timeout, limit=self._max_connections
+            )
 
     async def close(self) -> None:
         http, self._http = self._http, None
+        h1, self._h1 = self._h1, None
+        if h1 is not None:
+            h1.close()
         if http is not None:
             await http.close()
         if self.auth is not None:
@@ -131,7 +145,7 @@ class HttpTransport:
         body = encode_request(request_id, method, params)
         headers = self.headers_for(method, params)
         try:
-            async with await self.send("POST", headers, body) as resp:
+            async with await self._post(headers, body) as resp:
                 try:
                     return await self._read_response(resp, request_id)
                 except MCPError:
@@ -143,6 +157,17 @@ class HttpTransport:
             raise TransportError(f"HTTP request to {self.url} failed: {exc}") from exc
         except OSError as exc:
             raise TransportError(f"cannot reach {self.url}: {exc}") from exc
+
+    async def _post(
+        self, headers: Mapping[str, str], body: bytes
+    ) -> aiohttp.ClientResponse | H1Response:
+        if self._h1 is None:
+            return await self.send("POST", headers, body)
+        resp = await self._h1.post(headers, body)
+        if 300 <= resp.status < 400:  # a redirect: aiohttp follows it
+            resp.close()
+            return await self.send("POST", headers, body)
+        return resp
 
     async def stream(
         self, request_id: RequestId, method: str, params: JSONObject
@@ -170,7 +195,9 @@ class HttpTransport:
         except aiohttp.ClientError as exc:
             raise TransportError(f"HTTP stream to {self.url} failed: {exc}") from exc
 
-    async def _read_response(self, resp: aiohttp.ClientResponse, request_id: RequestId) -> Response:
+    async def _read_response(
+        self, resp: aiohttp.ClientResponse | H1Response, request_id: RequestId
+    ) -> Response:
         if resp.status >= 300:
             await _raise_http_error(resp)
         ctype = resp.content_type
@@ -183,7 +210,9 @@ class HttpTransport:
             status=resp.status,
         )
 
-    async def _read_stream(self, resp: aiohttp.ClientResponse, request_id: RequestId) -> Response:
+    async def _read_stream(
+        self, resp: aiohttp.ClientResponse | H1Response, request_id: RequestId
+    ) -> Response:
         parser = SSEParser()
         async for chunk in resp.content.iter_any():
             for event in parser.feed(chunk):
@@ -227,7 +256,7 @@ def _expect_response(raw: bytes, status: int) -> Response:
     return message
 
 
-async def _raise_http_error(resp: aiohttp.ClientResponse) -> NoReturn:
+async def _raise_http_error(resp: aiohttp.ClientResponse | H1Response) -> NoReturn:
     """Non-2xx: raise the body's JSON-RPC error (with `http_status`), else TransportError."""
     raw = bytearray()
     async for chunk in resp.content.iter_any():
