@@ -69,10 +69,20 @@ class SessionRequestMeta(RequestMeta):
     """A request's view of its session (version, capabilities, log level) plus the channel
     that asks the client for input and the outbox its messages go to."""
 
-    __slots__ = ("channel", "outbox")
+    __slots__ = ("_channel", "outbox", "session")
 
-    channel: LegacyInputs
     outbox: Outbox
+    session: LegacySession
+
+    @property
+    def channel(self) -> LegacyInputs:
+        """Built when a handler first asks for input: the channel refers back to this meta, and
+        a reference cycle per request would wait for the cyclic GC (RSS on the hot path)."""
+        try:
+            return self._channel
+        except AttributeError:
+            self._channel: LegacyInputs = LegacyInputs(self.session, self, self.outbox)
+            return self._channel
 
 
 class LegacySession:
@@ -267,7 +277,7 @@ class LegacySession:
             raw,
         )
         meta.outbox = outbox
-        meta.channel = LegacyInputs(self, meta, outbox)
+        meta.session = self
         return meta
 
     def _subscribe(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
