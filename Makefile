@@ -32,5 +32,11 @@ conformance: $(STAMP)
 	bash ../shared/conformance/run.sh --baseline conformance/baseline.txt \
 	  server '$(BIN)/python tests/conformance/everything_server.py --port $$PORT' 2026-07-28,2025-11-25
 
+# Venvs under bench/.venvs (mcpkit wheel, mcp==2.3.0, fastmcp==4.1.6, generator + matplotlib),
+# the shared harness (../shared/bench) over HTTP and stdio, both eras; writes docs/performance.md
+# and docs/performance.png. About 20-25 minutes on 2 cores (REPEAT=3).
+bench:
+	bash bench/run_bench.sh
+
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache conformance-results

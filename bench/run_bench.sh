@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# `make bench`: build the benchmark venvs, measure mcpkit, the official SDK (mcp 2.3.0) and
+# FastMCP 4.1.6 with the raw Python limits in one harness invocation, then the client, MRTR,
+# two-instance and import-time figures, and write docs/performance.md + docs/performance.png.
+#
+# Knobs (environment): REPEAT (3), DURATION (3 s), WARMUP (1 s), COLD_STARTS (3 per repeat),
+# PORT_BASE (24100), MCPBENCH_DIR (../shared/bench), BENCH_VENVS (bench/.venvs), OUT.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(dirname "$here")
+start=$(date +%s)
+export MCPBENCH_DIR=${MCPBENCH_DIR:-$(cd "$repo/../shared/bench" && pwd)}
+REPEAT=${REPEAT:-3}
+DURATION=${DURATION:-3}
+WARMUP=${WARMUP:-1}
+COLD_STARTS=${COLD_STARTS:-3}
+PORT_BASE=${PORT_BASE:-24100}
+
+bash "$here/setup.sh"
+V=${BENCH_VENVS:-$here/.venvs}
+export MCPKIT_PY=$V/mcpkit/bin/python SDK_PY=$V/sdk/bin/python FASTMCP_PY=$V/fastmcp/bin/python
+export RAW_PY=$V/sdk/bin/python  # the raw limits run on the SDK's starlette/uvicorn
+G=$V/gen/bin/python
+OUT=${OUT:-$here/results/bench-$(date +%Y%m%d-%H%M%S)}
+mkdir -p "$OUT"
+echo "results: $OUT"
+
+# 1. servers and clients, interleaved per repeat (about 6 min per repeat on 2 cores)
+"$G" "$MCPBENCH_DIR/run.py" \
+  --targets "$MCPBENCH_DIR/targets.raw.json" --targets "$MCPBENCH_DIR/anchors/targets.json" \
+  --targets "$here/targets.json" \
+  --only raw-http,raw-stdio,mcpkit,sdk,fastmcp,mcpkit-client,sdk-client-on-mcpkit,mcpkit-client-on-sdk,sdk-client \
+  --transports http,stdio --eras modern,legacy --ops tools/call:echo --concurrency 1,16,64 \
+  --duration "$DURATION" --warmup "$WARMUP" --cold-starts "$COLD_STARTS" \
+  --list-tools 100 --list-duration 2 --repeat "$REPEAT" --port-base "$PORT_BASE" \
+  --out-dir "$OUT/harness" > "$OUT/harness-tables.md" 2> "$OUT/harness.log"
+# 2. MRTR round vs plain call, mcpkit and the SDK
+"$G" "$here/mrtr_bench.py" --servers mcpkit,sdk --concurrency 1,16 --duration "$DURATION" \
+  --warmup "$WARMUP" --repeat "$REPEAT" --port-base $((PORT_BASE + 600)) --out "$OUT/mrtr" \
+  > /dev/null 2> "$OUT/mrtr.log"
+# 3. two instances, round-robin, MRTR retries across instances
+"$G" "$here/two_instances.py" --concurrency 16 --duration "$DURATION" --warmup "$WARMUP" \
+  --repeat "$REPEAT" --port-base $((PORT_BASE + 800)) --out "$OUT/two" 2> "$OUT/two.log"
+# 4. import time of the installed package
+"$MCPKIT_PY" "$here/import_time.py" --python "$MCPKIT_PY" -n 10 --json "$OUT/import_time.json" \
+  mcpkit "from mcpkit import Server" "from mcpkit.client import Client" > /dev/null
+# 5. the report
+"$G" "$here/perf_report.py" "$OUT" --docs "$repo/docs" --wall-seconds $(($(date +%s) - start))
+echo "wrote $repo/docs/performance.md and performance.png in $(( ($(date +%s) - start) / 60 )) min"
