@@ -9,7 +9,7 @@ tools/list figure. All tools are ``async def``. Public API only.
     python bench_server.py --transport http --port 8000 --mrtr  # + the MRTR tool `ask` (mrtr_bench.py)
 
 HTTP is Streamable HTTP at /mcp (uvicorn + uvloop + httptools, one worker, JSON responses,
-log level warning, no access log). mcpkit serves the 2026-07-28 ("modern") era only for now.
+log level warning, no access log). Both eras: 2026-07-28 ("modern") and 2025-11-25 ("legacy").
 """
 
 from __future__ import annotations
@@ -63,8 +63,11 @@ def main() -> None:
     ap.add_argument("--host", default="127.0.0.1")
     ap.add_argument("--port", type=int, default=8000)
     ap.add_argument("--tools", type=int, default=2, help="total tools registered (>= 2)")
-    ap.add_argument("--mrtr", action="store_true",
-                    help="also register `ask(text, ctx)`, which elicits one answer (MRTR round trip)")
+    ap.add_argument(
+        "--mrtr",
+        action="store_true",
+        help="also register `ask(text, ctx)`, which elicits one answer (MRTR round trip)",
+    )
     a = ap.parse_args()
 
     logging.basicConfig(level=logging.WARNING)

@@ -13,7 +13,6 @@ sessions. Results are typed (`mcpkit.client.types`), lists are cached per `ttlMs
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import itertools
 import logging
@@ -23,16 +22,15 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from ..protocol.errors import (
     HEADER_MISMATCH,
-    MISSING_REQUIRED_CLIENT_CAPABILITY,
-    UNSUPPORTED_PROTOCOL_VERSION,
     MCPError,
 )
 from ..protocol.jsonrpc import JSONObject, Notification
-from ..protocol.versions import LEGACY_VERSIONS, MODERN_VERSIONS
 from .cache import ResultCache
 from .connect import Era, era_cache_key, make_client_transport
-from .errors import ClientError, InvalidResponse, RequestTimeout, TransportError
+from .era import ERA_CACHE, probe_modern, server_info
+from .errors import ClientError, InvalidResponse
 from .inputs import ElicitationHandler, InputHandlers, RootsProvider, SamplingHandler
+from .notifications import LogCallback, NotificationRouter, ProgressCallback
 from .output_schema import OutputValidator
 from .session import ClientSession
 from .subscription import Subscription
@@ -54,15 +52,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("mcpkit.client")
 
-ProgressCallback = Callable[[float, float | None, str | None], Any]
-LogCallback = Callable[[str, Any, str | None], Any]
 _MRTR_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})
-#: Errors only a 2026-07-28 server sends: recognising one means "modern" (VER-10, TR-HBC-02).
-_MODERN_CODES = frozenset(
-    {UNSUPPORTED_PROTOCOL_VERSION, MISSING_REQUIRED_CLIENT_CAPABILITY, HEADER_MISMATCH}
-)
-#: Detected eras, per HTTP endpoint or stdio command (VER-11).
-ERA_CACHE: dict[str, Era] = {}
 
 
 class Client:
@@ -91,21 +81,20 @@ class Client:
         """`auth`: an `mcpkit.auth.OAuth` for servers that answer 401 (HTTP only; a stdio
         server takes credentials from its environment, `env`, as the spec says: BASE-31)."""
         self.handlers = InputHandlers(elicitation, sampling, roots, url_elicitation=url_elicitation)
+        self.cache = ResultCache() if cache else None
+        self.notes = NotificationRouter(self.cache, on_log, on_notification)
         self.transport, self._era_key = make_client_transport(
             target,
             headers=headers,
             env=env,
             cwd=cwd,
             stderr=stderr,
-            on_notification=self._on_notification,
+            on_notification=self.notes,
             auth=auth,
         )
         self.requested_era = era
         self.timeout = timeout
-        self.cache = ResultCache() if cache else None
         self.max_input_rounds = max_input_rounds
-        self.user_on_notification = on_notification
-        self.on_log = on_log
         self.probe_timeout = probe_timeout
         self.session = ClientSession(
             self.transport,
@@ -118,7 +107,6 @@ class Client:
         self._headers_key = hashlib.sha256(
             repr(sorted((headers or {}).items())).encode()
         ).hexdigest()[:16]
-        self._progress: dict[str, ProgressCallback] = {}
         self._tokens = itertools.count(1)
         self._tools: dict[str, Tool] = {}
         self._outputs = OutputValidator()
@@ -160,7 +148,9 @@ class Client:
             else ERA_CACHE.get(self._era_key, "auto")
         )
         if era in ("auto", "modern"):
-            info = await self._probe_modern(strict=era == "modern")
+            info = await probe_modern(
+                self.session, strict=era == "modern", timeout=self.probe_timeout
+            )
             if info is not None:
                 self.info = info
                 ERA_CACHE[self._era_key] = "modern"
@@ -171,41 +161,11 @@ class Client:
             self.transport,
             self.handlers,
             self.session.client_info,
-            on_notification=self._on_notification,
+            on_notification=self.notes,
         )
         self.info = await self.legacy.initialize(self.timeout)
         ERA_CACHE[self._era_key] = "legacy"
         return self.info
-
-    async def _probe_modern(self, strict: bool) -> ServerInfo | None:
-        """`server/discover` first; a recognised modern error still means modern (VER-10)."""
-        timeout = None if strict else self.probe_timeout
-        for attempt in range(2):
-            try:
-                raw = await self.session.request("server/discover", timeout=timeout)
-            except MCPError as exc:
-                if exc.code == UNSUPPORTED_PROTOCOL_VERSION and isinstance(exc.data, dict):
-                    usable = [v for v in exc.data.get("supported") or [] if v in MODERN_VERSIONS]
-                    if usable and attempt == 0:
-                        self.session.protocol_version = usable[0]  # VER-03: retry with theirs
-                        continue
-                    if not usable and any(
-                        v in LEGACY_VERSIONS for v in exc.data.get("supported") or []
-                    ):
-                        return None
-                if exc.code in _MODERN_CODES or strict:
-                    raise
-                return None  # -32601, -32602, anything else: a legacy server (TR-STDIO-17)
-            except RequestTimeout:
-                if strict:
-                    raise
-                return None
-            except TransportError as exc:
-                if strict or exc.status is None or exc.status in (401, 403):
-                    raise  # 401/403: authorization is missing, not a legacy server
-                return None  # HTTP 4xx without a modern error body: legacy (TR-HBC-03)
-            return _server_info(raw, self.session.protocol_version)
-        raise ClientError("the server rejected every protocol version this client speaks")
 
     async def close(self) -> None:
         if self.legacy is not None:
@@ -232,7 +192,7 @@ class Client:
         token = None
         if progress is not None:
             token = f"mcpkit-{next(self._tokens)}"
-            self._progress[token] = progress
+            self.notes.progress[token] = progress
             body["_meta"] = {**(body.get("_meta") or {}), "progressToken": token}
         try:
             if self.legacy is not None:
@@ -243,7 +203,7 @@ class Client:
                 result = await self._modern(method, body, timeout)
         finally:
             if token is not None:
-                self._progress.pop(token, None)
+                self.notes.progress.pop(token, None)
         if cache is not None:
             cache.put(method, body, self._auth_key, result)
         return result
@@ -272,7 +232,7 @@ class Client:
         if self.legacy is not None:
             assert self.info is not None
             return self.info
-        self.info = _server_info(
+        self.info = server_info(
             await self.request("server/discover"), self.session.protocol_version
         )
         return self.info
@@ -400,7 +360,7 @@ class Client:
             params = {"notifications": wanted, "_meta": self.session.request_meta()}
             stream = self.transport.stream  # type: ignore[attr-defined]
             messages = stream(self.session.next_id(), "subscriptions/listen", params)
-        return Subscription(messages, self._invalidate)
+        return Subscription(messages, self.notes.invalidate)
 
     async def listen(
         self,
@@ -416,58 +376,6 @@ class Client:
         ) as sub:
             async for note in sub:
                 yield note
-
-    # -- notifications ---------------------------------------------------------------------
-    def _invalidate(self, note: Notification) -> None:
-        if self.cache is not None:
-            uri = (note.params or {}).get("uri")
-            self.cache.invalidate(note.method, uri if isinstance(uri, str) else None)
-
-    async def _on_notification(self, note: Notification) -> None:
-        params = note.params or {}
-        if note.method == "notifications/progress":
-            callback = self._progress.get(str(params.get("progressToken")))
-            if callback is not None:
-                out = callback(
-                    params.get("progress", 0), params.get("total"), params.get("message")
-                )
-                if asyncio.iscoroutine(out):
-                    await out
-            return
-        if note.method == "notifications/message":
-            if self.on_log is not None:
-                out = self.on_log(
-                    str(params.get("level")), params.get("data"), params.get("logger")
-                )
-                if asyncio.iscoroutine(out):
-                    await out
-            else:
-                log.info("server log [%s]: %s", params.get("level"), params.get("data"))
-            return
-        self._invalidate(note)
-        if self.user_on_notification is not None:
-            out = self.user_on_notification(note)
-            if asyncio.iscoroutine(out):
-                await out
-
-
-def _server_info(raw: JSONObject, version: str) -> ServerInfo:
-    info = (
-        (raw.get("_meta") or {}).get("io.modelcontextprotocol/serverInfo")
-        or raw.get("serverInfo")
-        or {}
-    )
-    versions = raw.get("supportedVersions") or []
-    return ServerInfo(
-        era="modern",
-        protocol_version=version,
-        capabilities=raw.get("capabilities") or {},
-        name=info.get("name"),
-        version=info.get("version"),
-        instructions=raw.get("instructions"),
-        supported_versions=tuple(v for v in versions if isinstance(v, str)),
-        raw=raw,
-    )
 
 
 __all__ = ["ERA_CACHE", "Client", "era_cache_key"]

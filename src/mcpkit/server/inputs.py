@@ -13,6 +13,7 @@ from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+import orjson
 from pydantic import BaseModel, ValidationError
 
 from ..protocol.errors import InvalidParams, MissingRequiredClientCapability
@@ -143,7 +144,7 @@ def elicitation_call(key: str, message: str, schema: type[BaseModel] | dict[str,
         requested = dict(schema)
     if requested.get("type") != "object" or not isinstance(requested.get("properties"), dict):
         raise ValueError("an elicitation schema is a flat object of primitive properties (ELIC-12)")
-    validator = compile_schema(requested)
+    validator = _validator_for(requested)
 
     def parse(raw: Any) -> ElicitResult:
         if not isinstance(raw, dict) or raw.get("action") not in ("accept", "decline", "cancel"):
@@ -232,6 +233,20 @@ def sampling_params(
         if value is not None:
             params[names[name]] = value
     return params
+
+
+_VALIDATORS: dict[bytes, Any] = {}
+
+
+def _validator_for(schema: dict[str, Any]) -> Any:
+    """Compiled once per distinct schema: a handler asks the same question on every round."""
+    key = orjson.dumps(schema, option=orjson.OPT_SORT_KEYS)
+    validator = _VALIDATORS.get(key)
+    if validator is None:
+        if len(_VALIDATORS) > 512:
+            _VALIDATORS.clear()
+        validator = _VALIDATORS[key] = compile_schema(schema)
+    return validator
 
 
 def _flat_schema(schema: dict[str, Any]) -> dict[str, Any]:

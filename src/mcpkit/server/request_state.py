@@ -12,7 +12,6 @@ import base64
 import binascii
 import hashlib
 import os
-import secrets
 import time
 from collections.abc import Iterable
 from typing import Any, Protocol
@@ -99,8 +98,8 @@ class StateSealer:
         kid, aead = self._keys()[0]
         body = dict(payload)
         body["exp"] = int(time.time() + self.ttl_seconds)
-        body["j"] = secrets.token_urlsafe(9)
         nonce = os.urandom(12)
+        body["j"] = base64.urlsafe_b64encode(nonce).decode()  # the state's id: its unique nonce
         blob = kid + nonce + aead.encrypt(nonce, orjson.dumps(body), _AAD)
         return _PREFIX + base64.urlsafe_b64encode(blob).decode().rstrip("=")
 

@@ -1,0 +1,75 @@
+"""Which era a server speaks (VER-10/11, TR-HBC-02/03, TR-STDIO-15..17), and what it said."""
+
+from __future__ import annotations
+
+from ..protocol.errors import (
+    HEADER_MISMATCH,
+    MISSING_REQUIRED_CLIENT_CAPABILITY,
+    UNSUPPORTED_PROTOCOL_VERSION,
+    MCPError,
+)
+from ..protocol.jsonrpc import JSONObject
+from ..protocol.versions import LEGACY_VERSIONS, MODERN_VERSIONS
+from .connect import Era
+from .errors import ClientError, RequestTimeout, TransportError
+from .session import ClientSession
+from .types import ServerInfo
+
+#: Errors only a 2026-07-28 server sends: recognising one means "modern" (VER-10, TR-HBC-02).
+_MODERN_CODES = frozenset(
+    {UNSUPPORTED_PROTOCOL_VERSION, MISSING_REQUIRED_CLIENT_CAPABILITY, HEADER_MISMATCH}
+)
+#: Detected eras, per HTTP endpoint or stdio command (VER-11).
+ERA_CACHE: dict[str, Era] = {}
+
+
+async def probe_modern(
+    session: ClientSession, *, strict: bool, timeout: float | None
+) -> ServerInfo | None:
+    """`server/discover` first; a recognised modern error still means modern (VER-10)."""
+    limit = None if strict else timeout
+    for attempt in range(2):
+        try:
+            raw = await session.request("server/discover", timeout=limit)
+        except MCPError as exc:
+            if exc.code == UNSUPPORTED_PROTOCOL_VERSION and isinstance(exc.data, dict):
+                usable = [v for v in exc.data.get("supported") or [] if v in MODERN_VERSIONS]
+                if usable and attempt == 0:
+                    session.protocol_version = usable[0]  # VER-03: retry with theirs
+                    continue
+                if not usable and any(
+                    v in LEGACY_VERSIONS for v in exc.data.get("supported") or []
+                ):
+                    return None
+            if exc.code in _MODERN_CODES or strict:
+                raise
+            return None  # -32601, -32602, anything else: a legacy server (TR-STDIO-17)
+        except RequestTimeout:
+            if strict:
+                raise
+            return None
+        except TransportError as exc:
+            if strict or exc.status is None or exc.status in (401, 403):
+                raise  # 401/403: authorization is missing, not a legacy server
+            return None  # HTTP 4xx without a modern error body: legacy (TR-HBC-03)
+        return server_info(raw, session.protocol_version)
+    raise ClientError("the server rejected every protocol version this client speaks")
+
+
+def server_info(raw: JSONObject, version: str) -> ServerInfo:
+    info = (
+        (raw.get("_meta") or {}).get("io.modelcontextprotocol/serverInfo")
+        or raw.get("serverInfo")
+        or {}
+    )
+    versions = raw.get("supportedVersions") or []
+    return ServerInfo(
+        era="modern",
+        protocol_version=version,
+        capabilities=raw.get("capabilities") or {},
+        name=info.get("name"),
+        version=info.get("version"),
+        instructions=raw.get("instructions"),
+        supported_versions=tuple(v for v in versions if isinstance(v, str)),
+        raw=raw,
+    )

@@ -1,0 +1,64 @@
+"""Routing what servers send besides results: progress to its call, logs, change notices."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from ..protocol.jsonrpc import Notification
+from .cache import ResultCache
+
+log = logging.getLogger("mcpkit.client")
+
+ProgressCallback = Callable[[float, float | None, str | None], Any]
+LogCallback = Callable[[str, Any, str | None], Any]
+
+
+class NotificationRouter:
+    """Called for every notification a transport receives outside a listen stream."""
+
+    def __init__(
+        self,
+        cache: ResultCache | None,
+        on_log: LogCallback | None,
+        user: Callable[[Notification], Any] | None,
+    ) -> None:
+        self.cache = cache
+        self.on_log = on_log
+        self.user = user
+        #: progressToken → the callback of the call in flight that carries it
+        self.progress: dict[str, ProgressCallback] = {}
+
+    def invalidate(self, note: Notification) -> None:
+        """A change notification makes cached entries stale at once (CACHE-14)."""
+        if self.cache is not None:
+            uri = (note.params or {}).get("uri")
+            self.cache.invalidate(note.method, uri if isinstance(uri, str) else None)
+
+    async def __call__(self, note: Notification) -> None:
+        params = note.params or {}
+        if note.method == "notifications/progress":
+            callback = self.progress.get(str(params.get("progressToken")))
+            if callback is not None:
+                await _maybe(
+                    callback(params.get("progress", 0), params.get("total"), params.get("message"))
+                )
+            return
+        if note.method == "notifications/message":
+            if self.on_log is not None:
+                await _maybe(
+                    self.on_log(str(params.get("level")), params.get("data"), params.get("logger"))
+                )
+            else:
+                log.info("server log [%s]: %s", params.get("level"), params.get("data"))
+            return
+        self.invalidate(note)
+        if self.user is not None:
+            await _maybe(self.user(note))
+
+
+async def _maybe(value: Any) -> None:
+    if asyncio.iscoroutine(value):
+        await value
