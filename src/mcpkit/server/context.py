@@ -5,8 +5,6 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel
-
 from ..protocol.errors import MissingRequiredClientCapability
 from ..protocol.meta import LOG_LEVEL_RANK, RequestMeta
 from .inputs import (
@@ -20,6 +18,8 @@ from .inputs import (
 )
 
 if TYPE_CHECKING:
+    from pydantic import BaseModel
+
     from ..auth.access import AccessToken
     from .server import Server
 

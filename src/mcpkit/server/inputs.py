@@ -11,13 +11,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import orjson
-from pydantic import BaseModel, ValidationError
+from pydantic_core import ValidationError
 
 from ..protocol.errors import InvalidParams, MissingRequiredClientCapability
 from ..protocol.jsonschema import compile_schema, first_errors
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 from ..protocol.meta import RequestMeta
 
 ElicitAction = Literal["accept", "decline", "cancel"]
@@ -135,13 +138,19 @@ def _parse(call: InputCall, raw: Any) -> Any:
 
 
 # -- building calls ---------------------------------------------------------------------------
+def _model_class(schema: Any) -> type[BaseModel] | None:
+    if not isinstance(schema, type):
+        return None
+    from pydantic import BaseModel  # only for a class: a model class means pydantic is loaded
+
+    return schema if issubclass(schema, BaseModel) else None
+
+
 def elicitation_call(key: str, message: str, schema: type[BaseModel] | dict[str, Any]) -> InputCall:
-    model: type[BaseModel] | None = None
-    if isinstance(schema, type) and issubclass(schema, BaseModel):
-        model = schema
-        requested = _flat_schema(schema.model_json_schema())
-    else:
-        requested = dict(schema)
+    model = _model_class(schema)
+    requested = (
+        _flat_schema(model.model_json_schema()) if model is not None else dict(schema)  # type: ignore[arg-type]
+    )
     if requested.get("type") != "object" or not isinstance(requested.get("properties"), dict):
         raise ValueError("an elicitation schema is a flat object of primitive properties (ELIC-12)")
     validator = _validator_for(requested)

@@ -6,7 +6,7 @@ import inspect
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic_core import ValidationError
 
 from ..protocol.content import Icon
 from ..protocol.errors import InvalidParams

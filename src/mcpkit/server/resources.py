@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic_core import ValidationError
 
 from ..protocol.content import Annotations, Icon
 from ..protocol.errors import InvalidParams

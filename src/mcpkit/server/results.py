@@ -7,7 +7,6 @@ from collections.abc import Callable
 from typing import Any, Union, get_args, get_origin
 
 import orjson
-from pydantic import TypeAdapter
 
 from ..protocol.content import (
     CONTENT_TYPE_NAMES,
@@ -60,6 +59,8 @@ class OutputSpec:
             return
         if structured is None and _annotation_is_unstructured(annotation):
             return
+        from pydantic import TypeAdapter  # structured output: pydantic loads on first need
+
         adapter: TypeAdapter[Any] = TypeAdapter(annotation)
         schema = adapter.json_schema(mode="serialization")
         schema.pop("title", None)

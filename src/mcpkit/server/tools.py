@@ -8,7 +8,7 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any, get_type_hints
 
-from pydantic import ValidationError
+from pydantic_core import ValidationError
 
 from ..auth.access import current_access
 from ..auth.principal import PrincipalMissing

@@ -10,7 +10,7 @@ import asyncio
 import uuid
 from typing import TYPE_CHECKING, Any
 
-from pydantic import ValidationError
+from pydantic_core import ValidationError
 
 from ...protocol.errors import InvalidParams
 from ...protocol.meta import RequestMeta
