@@ -57,6 +57,9 @@ def test_protocol_version_header_follows_meta() -> None:
         ("resources/read", {"uri": "file:///a/b.json"}, "file:///a/b.json"),
         ("tools/call", {"name": "Hello, 世界"}, "=?base64?SGVsbG8sIOS4lueVjA==?="),
         ("resources/read", {"uri": " padded "}, "=?base64?IHBhZGRlZCA=?="),
+        ("tasks/get", {"taskId": "t-1"}, "t-1"),  # TASK-16
+        ("tasks/update", {"taskId": "t-1", "inputResponses": {}}, "t-1"),
+        ("tasks/cancel", {"taskId": "t-1"}, "t-1"),
     ],
 )
 def test_mcp_name(method: str, params: dict[str, Any], name: str) -> None:

@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..protocol.headers import (
+    NAME_HEADER_FIELD,
     HeaderParam,
     InvalidHeaderAnnotation,
     encode_header_value,
@@ -21,7 +22,6 @@ __all__ = ["ACCEPT", "ToolHeaderIndex", "build_request_headers"]
 logger = logging.getLogger("mcpkit.client")
 
 ACCEPT = "application/json, text/event-stream"
-_NAME_FIELD = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 
 
 def build_request_headers(
@@ -43,7 +43,7 @@ def build_request_headers(
         "MCP-Protocol-Version": version if isinstance(version, str) else LATEST,
         "Mcp-Method": method,
     }
-    field = _NAME_FIELD.get(method)
+    field = NAME_HEADER_FIELD.get(method)
     if field is not None:
         name = params.get(field)
         if isinstance(name, str):

@@ -22,6 +22,7 @@ from typing import Any, Final
 
 __all__ = [
     "HEADER_PARAM_PREFIX",
+    "NAME_HEADER_FIELD",
     "SENTINEL_PREFIX",
     "SENTINEL_SUFFIX",
     "HeaderParam",
@@ -40,6 +41,15 @@ SENTINEL_PREFIX: Final = "=?base64?"
 SENTINEL_SUFFIX: Final = "?="
 ANNOTATION_KEY: Final = "x-mcp-header"
 HEADER_TYPES: Final = frozenset({"string", "integer", "boolean"})
+#: Methods whose `Mcp-Name` header mirrors a body field (TR-HDR-09; TASK-16 for `tasks/*`).
+NAME_HEADER_FIELD: Final[Mapping[str, str]] = {
+    "tools/call": "name",
+    "prompts/get": "name",
+    "resources/read": "uri",
+    "tasks/get": "taskId",
+    "tasks/update": "taskId",
+    "tasks/cancel": "taskId",
+}
 
 # RFC 9110 §5.6.2: token = 1*tchar.
 _TOKEN_RE: Final = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")

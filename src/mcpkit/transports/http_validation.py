@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 
 from ..protocol.errors import HeaderMismatch
 from ..protocol.headers import (
+    NAME_HEADER_FIELD,
     HeaderParam,
     HeaderValueError,
     decode_header_value,
@@ -21,8 +22,6 @@ from ..protocol.headers import (
 )
 
 LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "[::1]")
-#: Methods whose `Mcp-Name` header mirrors a body field (TR-HDR-09).
-NAME_FIELD = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 
 
 class HostPolicy:
@@ -91,7 +90,7 @@ def check_method_headers(
         raise _mismatch("the Mcp-Method header is required")
     if mcp_method.strip() != method:
         raise _mismatch(f"Mcp-Method {mcp_method!r} does not match the body method {method!r}")
-    field = NAME_FIELD.get(method)
+    field = NAME_HEADER_FIELD.get(method)
     if field is None:
         return
     body_value = (params or {}).get(field)
