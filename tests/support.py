@@ -10,7 +10,7 @@ import asyncio
 import contextlib
 import importlib.util
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -84,6 +84,8 @@ def headers_for(message: dict[str, Any]) -> dict[str, str]:
         h["mcp-name"] = str(params.get("name"))
     elif method == "resources/read":
         h["mcp-name"] = str(params.get("uri"))
+    elif method.startswith("tasks/"):
+        h["mcp-name"] = str(params.get("taskId"))
     return h
 
 
@@ -266,3 +268,24 @@ def _scope(method: str, path: str, headers: dict[str, str], length: int) -> dict
         "client": ("127.0.0.1", 5000),
         "server": ("127.0.0.1", 8000),
     }
+
+
+async def until(server: Any, task_id: str, check: Callable[[Any], bool]) -> Any:
+    """Wait for a change of the task that makes `check` true (the store reports every one)."""
+    record = server.tasks.get(task_id, None)
+    assert record is not None
+    if check(record):
+        return record
+    reached: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+    previous = server.tasks.on_change
+
+    def hook(changed: Any) -> None:
+        previous(changed)
+        if changed is record and check(changed) and not reached.done():
+            reached.set_result(changed)
+
+    server.tasks.on_change = hook
+    try:
+        return await asyncio.wait_for(reached, 5)
+    finally:
+        server.tasks.on_change = previous

@@ -15,9 +15,12 @@ import jsonschema_rs
 
 from support import ROOT, WIRE
 
-SCHEMA = ROOT.parent / "shared/spec/2026-07-28/schema.json"
-if not SCHEMA.exists():  # a clean clone sits beside shared/ (CI) or inside the work tree
-    SCHEMA = ROOT / "../shared/spec/2026-07-28/schema.json"
+SPEC = ROOT.parent / "shared/spec"
+if not SPEC.exists():  # a clean clone sits beside shared/ (CI) or inside the work tree
+    SPEC = ROOT / "../shared/spec"
+SCHEMA = SPEC / "2026-07-28/schema.json"
+#: The tasks extension's own schema (its shapes are not in the core one).
+TASKS_SCHEMA = SPEC / "extensions/tasks/ext-tasks-schema-draft.json"
 
 RESULTS = {
     "server/discover": "DiscoverResult",
@@ -30,6 +33,17 @@ RESULTS = {
     "prompts/get": "GetPromptResult",
     "completion/complete": "CompleteResult",
     "subscriptions/listen": "SubscriptionsListenResult",
+    "tasks/get": "GetTaskResult",
+    "tasks/update": "UpdateTaskResult",
+    "tasks/cancel": "CancelTaskResult",
+}
+#: Definitions looked up in the tasks extension's schema.
+TASK_DEFINITIONS = {
+    "GetTaskResult",
+    "UpdateTaskResult",
+    "CancelTaskResult",
+    "CreateTaskResult",
+    "TaskStatusNotification",
 }
 NOTIFICATIONS = {
     "notifications/progress": "ProgressNotification",
@@ -39,12 +53,14 @@ NOTIFICATIONS = {
     "notifications/resources/list_changed": "ResourceListChangedNotification",
     "notifications/resources/updated": "ResourceUpdatedNotification",
     "notifications/subscriptions/acknowledged": "SubscriptionsAcknowledgedNotification",
+    "notifications/tasks": "TaskStatusNotification",
 }
 
 
 @cache
 def validator(definition: str) -> Any:
-    schema = json.loads(SCHEMA.read_text())
+    path = TASKS_SCHEMA if definition in TASK_DEFINITIONS else SCHEMA
+    schema = json.loads(path.read_text())
     return jsonschema_rs.validator_for({"$ref": f"#/$defs/{definition}", "$defs": schema["$defs"]})
 
 
@@ -56,6 +72,9 @@ def definitions_for(method: str, message: dict[str, Any]) -> list[str]:
         defs.append("JSONRPCResultResponse")
         if message["result"].get("resultType") == "input_required":
             defs.append("InputRequiredResult")
+        elif message["result"].get("resultType") == "task":
+            assert method == "tools/call", f"a task answered {method} (TASK-02)"
+            defs.append("CreateTaskResult")
         elif method in RESULTS:
             defs.append(RESULTS[method])
     elif "method" in message:
@@ -76,7 +95,8 @@ def test_every_recorded_server_message_is_schema_valid() -> None:
             kinds.add(definition)
             value = (
                 message["result"]
-                if definition in RESULTS.values() or definition == "InputRequiredResult"
+                if definition in RESULTS.values()
+                or definition in ("InputRequiredResult", "CreateTaskResult")
                 else message
             )
             errors = [e.message for e in validator(definition).iter_errors(value)]

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
         ParseError,
         UnsupportedProtocolVersion,
     )
-    from .server import CacheHint, Context, Server, Tool, ToolError
+    from .server import CacheHint, Context, Server, TaskStore, Tool, ToolError
 
 _EXPORTS = {
     # server
@@ -46,6 +46,7 @@ _EXPORTS = {
     "Tool": "mcpkit.server.tools",
     "ToolError": "mcpkit.server.tools",
     "CacheHint": "mcpkit.server.caching",
+    "TaskStore": "mcpkit.server.tasks.store",
     # wire objects
     "Annotations": "mcpkit.protocol.content",
     "AudioContent": "mcpkit.protocol.content",
@@ -94,6 +95,7 @@ __all__ = [
     "PromptMessage",
     "ResourceLink",
     "Server",
+    "TaskStore",
     "TextContent",
     "TextResourceContents",
     "Tool",

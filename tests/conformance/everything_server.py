@@ -12,6 +12,7 @@ import json
 import os
 from typing import Annotated, Any
 
+from everything_tasks import register as register_task_tools
 from pydantic import Field
 
 from mcpkit import (
@@ -449,6 +450,9 @@ async def complete(
     candidates = {"arg1": ["test1", "test2", "testing"], "arg2": ["value1", "value2"]}
     prefix = argument["value"]
     return [c for c in candidates.get(argument["name"], []) if c.startswith(prefix)]
+
+
+register_task_tools(server)
 
 
 def main() -> None:

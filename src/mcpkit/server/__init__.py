@@ -3,6 +3,7 @@
 from .caching import CacheHint
 from .context import Context
 from .server import Server
+from .tasks import TaskStore
 from .tools import Tool, ToolError
 
-__all__ = ["CacheHint", "Context", "Server", "Tool", "ToolError"]
+__all__ = ["CacheHint", "Context", "Server", "TaskStore", "Tool", "ToolError"]

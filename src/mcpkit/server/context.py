@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +23,8 @@ if TYPE_CHECKING:
 
     from ..auth.access import AccessToken
     from .server import Server
+    from .tasks.run import Launcher
+    from .tasks.store import TaskRecord
 
 #: Sends one notification (method, params) on the stream of the request being served.
 Emit = Callable[[str, dict[str, Any]], Awaitable[None]]
@@ -45,7 +48,9 @@ class Context:
         "_emit",
         "_inputs",
         "_last_progress",
+        "_launcher",
         "_state",
+        "_task",
         "auth",
         "meta",
         "method",
@@ -78,6 +83,8 @@ class Context:
         self._last_progress: float | None = None
         self._counters: dict[str, int] = {}
         self._state: dict[str, Any] | None = None
+        self._task: TaskRecord | None = None
+        self._launcher: Launcher | None = None
 
     # -- what the client said about itself -------------------------------------------------
     @property
@@ -161,6 +168,28 @@ class Context:
 
     async def error(self, data: Any, logger: str | None = None) -> None:
         await self.log("error", data, logger)
+
+    # -- tasks (the io.modelcontextprotocol/tasks extension) ---------------------------------
+    @property
+    def task_id(self) -> str | None:
+        """The task this call runs as, or None while it is an ordinary request."""
+        return self._task.id if self._task is not None else None
+
+    async def run_as_task(self, status_message: str | None = None) -> bool:
+        """In a tool registered with `task_start="handler"`: answer the request now with a
+        `CreateTaskResult` and go on in the background. True when the call is (now) a task;
+        False where it cannot be one (the client did not declare the extension, a legacy
+        session): then the handler simply goes on inside the request."""
+        launcher, self._launcher = self._launcher, None
+        if launcher is not None:
+            launcher.detach(self, status_message)
+            await asyncio.sleep(0)  # let the request send its CreateTaskResult first
+        return self._task is not None
+
+    def set_status(self, message: str) -> None:
+        """A task's `statusMessage` (what `tasks/get` shows); ignored outside a task."""
+        if self._task is not None:
+            self._task.set_message(message)
 
     # -- input from the client (MRTR on 2026-07-28, real requests on legacy sessions) --------
     @property

@@ -119,7 +119,7 @@ class ModernInputs:
         for call in calls:
             check_capability(self.meta, call)
             if call.key in self.answers:
-                out.append(_parse(call, self.answers[call.key]))
+                out.append(parse_answer(call, self.answers[call.key]))
             else:
                 missing[call.key] = call.request
         if missing:
@@ -127,7 +127,8 @@ class ModernInputs:
         return out
 
 
-def _parse(call: InputCall, raw: Any) -> Any:
+def parse_answer(call: InputCall, raw: Any) -> Any:
+    """The answer to one call, parsed; a malformed one is -32602."""
     try:
         return call.parse(raw)
     except (ValueError, TypeError, KeyError, ValidationError) as exc:

@@ -12,10 +12,12 @@ from ..auth.access import current_access, require_scopes
 from ..protocol.errors import InvalidParams, MethodNotFound, ResourceNotFound
 from ..protocol.jsonrpc import Fragment, Request
 from ..protocol.meta import RequestMeta
+from ..protocol.tasks import declares_tasks
 from .caching import decode_cursor, encode_cursor
 from .context import Context, Emit
 from .inputs import InputChannel, InputRequired, ModernInputs
 from .resources import ResourceTemplate
+from .tasks.run import require_tasks, task_runner
 
 if TYPE_CHECKING:
     from .server import Server
@@ -25,7 +27,7 @@ Handler = Callable[["Server", Request, RequestMeta, "Emit | None"], Awaitable[An
 
 def _finish(server: Server, method: str, result: dict[str, Any]) -> dict[str, Any]:
     hint = server.cache.get(method)
-    if hint is not None:
+    if hint is not None and result.get("resultType") != "task":  # a task's ttlMs is its own
         result["ttlMs"] = hint.ttl_ms
         result["cacheScope"] = hint.scope
     if server.result_meta is not None:
@@ -181,6 +183,14 @@ async def tools_call(server: Server, request: Request, meta: RequestMeta, emit: 
         arguments = {}
     elif type(arguments) is not dict:
         raise InvalidParams('Invalid params: "arguments" must be an object')
+    if tool.task is not None and not hasattr(type(meta), "channel"):
+        # The tasks extension, on the modern wire only: a legacy session's meta (whose class
+        # has a `channel`, not built here) runs the tool in place.
+        if declares_tasks(meta.client_capabilities):
+            run = task_runner(server.tasks, tool, arguments)
+            return await _with_inputs(server, request, meta, emit, True, run)
+        if tool.task == "required":
+            require_tasks(tool)
     if (
         tool.context_param is None
         and "requestState" not in params

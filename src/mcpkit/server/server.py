@@ -11,6 +11,7 @@ from ..protocol.content import Annotations, Icon, Implementation, ToolAnnotation
 from ..protocol.errors import InternalError, MCPError, MethodNotFound, UnsupportedProtocolVersion
 from ..protocol.jsonrpc import Request, encode_error, encode_result
 from ..protocol.meta import RequestMeta, check_version, read_request_meta
+from ..protocol.tasks import TASKS_EXTENSION
 from ..protocol.versions import (
     LEGACY_VERSIONS,
     META_PROTOCOL_VERSION,
@@ -26,7 +27,10 @@ from .prompts import Prompt
 from .request_state import StateSealer, StateStore
 from .resources import Resource, ResourceTemplate
 from .subscriptions import RESOURCE_UPDATED, Subscription, SubscriptionHub
-from .tools import Tool
+from .tasks import TaskStore
+from .tasks.methods import METHODS as TASK_METHODS
+from .tasks.methods import listened_tasks
+from .tools import TaskStart, TaskSupport, Tool
 from .uri_template import UriTemplate
 
 if TYPE_CHECKING:
@@ -69,6 +73,7 @@ class Server:
         single_use_state: StateStore | None = None,
         event_bus: EventBus | None = None,
         legacy: bool = True,
+        tasks: TaskStore | None = None,
     ) -> None:
         self.info = Implementation(name, version, title=title, website_url=website_url, icons=icons)
         self.instructions = instructions
@@ -102,7 +107,12 @@ class Server:
         self.list_cache: dict[tuple[Any, ...], Any] = {}
         #: Whether any tool, resource or prompt requires scopes (lists then filter per token).
         self.any_scopes = False
-        self._methods = methods.METHODS
+        #: Tasks (the `io.modelcontextprotocol/tasks` extension) of tools registered with
+        #: `task=`; advertised in `server/discover` once such a tool exists.
+        self.tasks = tasks if tasks is not None else TaskStore()
+        self.tasks.on_change = self.subscriptions.deliver_task
+        self.serves_tasks = False
+        self._methods = {**methods.METHODS, **TASK_METHODS}
 
     # -- registration ----------------------------------------------------------------------
     def tool(
@@ -117,9 +127,16 @@ class Server:
         icons: list[Icon] | None = None,
         meta: dict[str, Any] | None = None,
         scopes: Iterable[str] = (),
+        task: TaskSupport | None = None,
+        task_start: TaskStart = "call",
     ) -> Callable[[F], F]:
         """Register a function as a tool; its signature is the input schema. With `scopes`,
-        only callers whose token holds all of them see and call it (403 otherwise)."""
+        only callers whose token holds all of them see and call it (403 otherwise).
+
+        `task="optional"` lets a call run as a task for clients that declare the tasks
+        extension (others get the result synchronously); `task="required"` refuses clients
+        without it. `task_start="handler"` keeps the call synchronous until the handler awaits
+        `ctx.run_as_task()` (input asked before that is multi round-trip input)."""
 
         def register(fn: F) -> F:
             self.add_tool(
@@ -134,6 +151,8 @@ class Server:
                     icons=icons,
                     meta=meta,
                     scopes=scopes,
+                    task=task,
+                    task_start=task_start,
                 )
             )
             return fn
@@ -238,6 +257,7 @@ class Server:
     # -- change notifications (delivered to subscriptions/listen streams) --------------------
     def _changed(self, method: str) -> None:
         self.list_cache.clear()
+        self.serves_tasks = any(t.task is not None for t in self.tools.values())
         self.any_scopes = any(
             x.scopes
             for group in (self.tools.values(), self.resources.values(), self.prompts.values())
@@ -269,6 +289,8 @@ class Server:
         if self.completer is not None:
             caps["completions"] = {}
         caps["logging"] = {}
+        if self.serves_tasks:
+            caps["extensions"] = {TASKS_EXTENSION: {}}  # TASK-01
         return caps
 
     def read_meta(self, params: dict[str, Any] | None) -> RequestMeta:
@@ -324,8 +346,12 @@ class Server:
             supported |= {"resourcesListChanged", "resourceSubscriptions"}
         if not supported:
             raise MethodNotFound("Method not found: subscriptions/listen (nothing to listen for)")
-        params = request.params or {}
-        return self.subscriptions.open(request.id, params.get("notifications"), supported)
+        requested = (request.params or {}).get("notifications")
+        task_ids = None
+        if isinstance(requested, dict) and "taskIds" in requested:
+            requested = dict(requested)
+            task_ids = listened_tasks(self, requested.pop("taskIds"), meta)
+        return self.subscriptions.open(request.id, requested, supported, task_ids)
 
     # -- serving ---------------------------------------------------------------------------
     async def startup(self) -> None:
@@ -334,6 +360,7 @@ class Server:
 
     async def shutdown(self) -> None:
         """Called by transports when serving ends: listen streams get their final result."""
+        self.tasks.cancel_all()
         await self.subscriptions.stop()
 
     def http_app(self, **options: Any) -> StreamableHTTPApp:

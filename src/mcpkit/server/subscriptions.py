@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from typing import Any
+from typing import Any, Protocol
 
 from ..protocol.errors import InvalidParams
+from ..protocol.tasks import TASK_STATUS_NOTIFICATION
 from ..protocol.versions import META_SUBSCRIPTION_ID
 from .events import Deliver, EventBus, LocalEventBus
 
@@ -20,16 +21,23 @@ RESOURCE_UPDATED = "notifications/resources/updated"
 _CLOSED: Any = object()
 
 
+class _Task(Protocol):
+    @property
+    def id(self) -> str: ...
+    def detailed(self) -> dict[str, Any]: ...
+
+
 class Subscription:
     """One open listen stream. Iterate `next()` for ready-to-send notification messages."""
 
-    __slots__ = ("_queue", "closed", "filter", "id", "methods", "overflowed", "uris")
+    __slots__ = ("_queue", "closed", "filter", "id", "methods", "overflowed", "task_ids", "uris")
 
     def __init__(self, sub_id: str | int, honoured: dict[str, Any], max_queue: int) -> None:
         self.id = sub_id
         self.filter = honoured
         self.methods = frozenset(LIST_FILTERS[k] for k in honoured if k in LIST_FILTERS)
         self.uris = frozenset(honoured.get("resourceSubscriptions", ()))
+        self.task_ids = frozenset(honoured.get("taskIds", ()))
         self._queue: asyncio.Queue[Any] = asyncio.Queue(max_queue)
         self.closed = False
         self.overflowed = False
@@ -125,12 +133,19 @@ class SubscriptionHub:
     def __len__(self) -> int:
         return len(self._subs)
 
-    def open(self, sub_id: str | int, requested: Any, supported: set[str]) -> Subscription:
+    def open(
+        self,
+        sub_id: str | int,
+        requested: Any,
+        supported: set[str],
+        task_ids: list[str] | None = None,
+    ) -> Subscription:
+        """`task_ids`: the tasks (already checked as the caller's) to send status changes of."""
         if not isinstance(requested, dict):
             raise InvalidParams(
                 'Invalid params: "notifications" must be an object (SubscriptionFilter)'
             )
-        honoured: dict[str, Any] = {}
+        honoured: dict[str, Any] = {"taskIds": task_ids} if task_ids else {}
         for key, value in requested.items():
             if key in LIST_FILTERS and value is True and key in supported:
                 honoured[key] = True
@@ -186,6 +201,17 @@ class SubscriptionHub:
             self._deliver(method, params, uri)
         for listener in self._listeners:
             listener(method, params, uri)
+
+    def deliver_task(self, task: _Task) -> None:
+        """A task changed (TASK-15): its DetailedTask to the streams that asked for it. Tasks
+        live in one process, so this never goes to the event bus."""
+        if not self._subs:
+            return
+        params: dict[str, Any] | None = None
+        for sub in list(self._subs):
+            if task.id in sub.task_ids:
+                params = params or task.detailed()
+                sub._offer(sub.message(TASK_STATUS_NOTIFICATION, params))
 
     def _deliver(self, method: str, params: dict[str, Any] | None, uri: str | None) -> None:
         for sub in list(self._subs):

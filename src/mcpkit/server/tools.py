@@ -6,7 +6,7 @@ import inspect
 import logging
 import re
 from collections.abc import Callable, Iterable
-from typing import Any, get_type_hints
+from typing import Any, Literal, get_type_hints
 
 from pydantic_core import ValidationError
 
@@ -26,6 +26,8 @@ log = logging.getLogger("mcpkit.server")
 
 # TOOL-13: 1-128 characters of A-Z a-z 0-9 _ - .
 TOOL_NAME_RE = re.compile(r"^[A-Za-z0-9_.\-]{1,128}$")
+TaskSupport = Literal["optional", "required"]
+TaskStart = Literal["call", "handler"]
 
 
 class ToolError(Exception):
@@ -47,6 +49,8 @@ class Tool:
         "principal_params",
         "scopes",
         "signature",
+        "task",
+        "task_start",
     )
 
     def __init__(
@@ -62,6 +66,8 @@ class Tool:
         icons: list[Icon] | None = None,
         meta: dict[str, Any] | None = None,
         scopes: Iterable[str] = (),
+        task: TaskSupport | None = None,
+        task_start: TaskStart = "call",
     ) -> None:
         self.name = name or fn.__name__
         #: Scopes a caller's token must hold to see and call this tool (AUTH-29).
@@ -70,6 +76,14 @@ class Tool:
             raise ValueError(
                 f"invalid tool name {self.name!r}: use 1-128 characters of A-Z a-z 0-9 _ - . (TOOL-13)"
             )
+        if task not in (None, "optional", "required"):
+            raise ValueError(f"tool {self.name!r}: task must be 'optional' or 'required'")
+        if task_start not in ("call", "handler"):
+            raise ValueError(f"tool {self.name!r}: task_start must be 'call' or 'handler'")
+        #: Whether calls may run as tasks (the tasks extension): "optional" runs synchronously
+        #: for clients without it, "required" refuses them (-32021, TASK-05).
+        self.task: TaskSupport | None = task
+        self.task_start: TaskStart = task_start
         self.fn = fn
         self.is_async = is_async_callable(fn)
         self.signature = Signature(fn, model_name=f"{self.name}_arguments")

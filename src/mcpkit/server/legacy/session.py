@@ -121,9 +121,11 @@ class LegacySession:
         self.version = requested if requested in LEGACY_VERSIONS else LEGACY_LATEST
         self.client_capabilities = caps
         self.client_info = info
+        # Extensions (tasks) are the modern wire's; a session runs task tools synchronously.
+        capabilities = {k: v for k, v in self.server.capabilities().items() if k != "extensions"}
         result: dict[str, Any] = {
             "protocolVersion": self.version,
-            "capabilities": self.server.capabilities(),
+            "capabilities": capabilities,
             "serverInfo": self.server.info.to_wire(),
         }
         if self.server.instructions:

@@ -1,0 +1,236 @@
+"""Task records and the in-process store that holds them (tasks extension, TASK-*).
+
+A record is the durable half of a task: status, timestamps, the questions still open, the final
+result or error. The running half is the handler's asyncio task, which the record owns. Tasks
+live in the process that runs them; behind several instances, route `tasks/*` by `Mcp-Name`
+(the task id, TASK-16) and give each instance its own `id_prefix`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ...protocol.errors import InternalError, MCPError
+from ...protocol.tasks import TERMINAL, task_wire
+from ..inputs import InputCall
+
+
+@dataclass(slots=True)
+class PendingInput:
+    """One question of the task's handler, waiting for `tasks/update`."""
+
+    call: InputCall
+    answer: asyncio.Future[Any]
+
+
+class TaskRecord:
+    """One task. Every change goes through a method here, which stamps `lastUpdatedAt` and
+    tells the store (status notifications)."""
+
+    __slots__ = (
+        "_on_change",
+        "created",
+        "error",
+        "expires",
+        "id",
+        "pending",
+        "poll_interval_ms",
+        "principal",
+        "result",
+        "runner",
+        "status",
+        "status_message",
+        "ttl_ms",
+        "updated",
+        "used_keys",
+    )
+
+    def __init__(
+        self,
+        task_id: str,
+        principal: str | None,
+        ttl_ms: int | None,
+        poll_interval_ms: int | None,
+        on_change: Callable[[TaskRecord], None],
+    ) -> None:
+        now = time.time()
+        self.id = task_id
+        self.principal = principal
+        self.status = "working"
+        self.status_message: str | None = None
+        self.created = self.updated = now
+        self.ttl_ms = ttl_ms
+        self.expires = now + ttl_ms / 1000 if ttl_ms is not None else None
+        self.poll_interval_ms = poll_interval_ms
+        self.result: dict[str, Any] | None = None
+        self.error: dict[str, Any] | None = None
+        #: Questions not answered yet, by key; `used_keys`: every key ever asked (TASK-12).
+        self.pending: dict[str, PendingInput] = {}
+        self.used_keys: set[str] = set()
+        self.runner: asyncio.Task[Any] | None = None
+        self._on_change = on_change
+
+    @property
+    def terminal(self) -> bool:
+        return self.status in TERMINAL
+
+    # -- the wire ----------------------------------------------------------------------------
+    def task(self) -> dict[str, Any]:
+        return task_wire(
+            self.id,
+            self.status,
+            self.created,
+            self.updated,
+            self.ttl_ms,
+            self.poll_interval_ms,
+            self.status_message,
+        )
+
+    def detailed(self) -> dict[str, Any]:
+        """The status-specific task of `tasks/get` and `notifications/tasks` (TASK-10)."""
+        out = self.task()
+        if self.status == "input_required":
+            out["inputRequests"] = {k: p.call.request for k, p in self.pending.items()}
+        elif self.status == "completed":
+            out["result"] = self.result
+        elif self.status == "failed":
+            out["error"] = self.error
+        return out
+
+    # -- changes -----------------------------------------------------------------------------
+    def _touch(self) -> None:
+        self.updated = time.time()
+        self._on_change(self)
+
+    def set_message(self, message: str | None) -> None:
+        if not self.terminal and message != self.status_message:
+            self.status_message = message
+            self._touch()
+
+    def ask(self, calls: list[InputCall]) -> list[asyncio.Future[Any]]:
+        """Park the task in `input_required` with these questions; their answers, to await."""
+        loop = asyncio.get_running_loop()
+        futures = []
+        for call in calls:
+            if call.key in self.used_keys:
+                raise RuntimeError(
+                    f"input key {call.key!r} was already asked in this task; keys are never "
+                    "reused over a task's life (TASK-12)"
+                )
+            self.used_keys.add(call.key)
+            pending = PendingInput(call, loop.create_future())
+            self.pending[call.key] = pending
+            futures.append(pending.answer)
+        self.status = "input_required"
+        self._touch()
+        return futures
+
+    def withdraw(self, calls: list[InputCall]) -> None:
+        """The handler stopped waiting (cancelled): its questions are no longer outstanding."""
+        for call in calls:
+            self.pending.pop(call.key, None)
+        if not self.pending and self.status == "input_required":
+            self.status = "working"
+            self._touch()
+
+    def answer(self, answers: dict[str, Any]) -> None:
+        """Deliver parsed answers for outstanding keys; `working` again once none is left."""
+        for key, value in answers.items():
+            pending = self.pending.pop(key)
+            if not pending.answer.done():
+                pending.answer.set_result(value)
+        if not self.pending and self.status == "input_required":
+            self.status = "working"
+        self._touch()
+
+    def settle(self, runner: asyncio.Task[Any]) -> None:
+        """The handler ended: completed, failed (a JSON-RPC error only, TASK-17) or cancelled."""
+        self.pending.clear()
+        if runner.cancelled():
+            self.status = "cancelled"
+        else:
+            exc = runner.exception()
+            if exc is None:
+                self.status, self.result = "completed", runner.result()
+            else:
+                error = exc if isinstance(exc, MCPError) else InternalError()
+                self.status, self.error = "failed", error.to_wire()
+                if self.status_message is None:
+                    self.status_message = error.message
+        self.runner = None
+        self._touch()
+
+
+class TaskStore:
+    """Tasks of this process by id: unguessable ids (TASK-19), bound to the principal that made
+    them, kept `ttl_seconds` from creation (a running task past it is cancelled), at most
+    `max_tasks` at once.
+
+    `poll_interval_ms` is the polling pace suggested to clients (TASK-09)."""
+
+    def __init__(
+        self,
+        *,
+        ttl_seconds: float | None = 3600.0,
+        poll_interval_ms: int | None = 1000,
+        max_tasks: int = 10_000,
+        id_prefix: str = "",
+    ) -> None:
+        if ttl_seconds is not None and ttl_seconds <= 0:
+            raise ValueError("ttl_seconds must be positive (or None for no limit)")
+        self.ttl_ms = round(ttl_seconds * 1000) if ttl_seconds is not None else None
+        self.poll_interval_ms = poll_interval_ms
+        self.max_tasks = max_tasks
+        self.id_prefix = id_prefix
+        self._tasks: dict[str, TaskRecord] = {}
+        #: Called on every change of any task (the server sends `notifications/tasks`).
+        self.on_change: Callable[[TaskRecord], None] = lambda record: None
+
+    def __len__(self) -> int:
+        return len(self._tasks)
+
+    def create(self, principal: str | None) -> TaskRecord:
+        self.purge()
+        if len(self._tasks) >= self.max_tasks:
+            raise InternalError("Too many tasks in progress on this server; try again later")
+        task_id = self.id_prefix + secrets.token_urlsafe(18)
+        record = TaskRecord(task_id, principal, self.ttl_ms, self.poll_interval_ms, self._changed)
+        self._tasks[task_id] = record  # durable before anyone hears of it (TASK-07)
+        self.on_change(record)
+        return record
+
+    def get(self, task_id: Any, principal: str | None) -> TaskRecord | None:
+        """The caller's task; another principal's task is as unknown as a missing one."""
+        self.purge()
+        record = self._tasks.get(task_id) if isinstance(task_id, str) else None
+        if record is None or record.principal != principal:
+            return None
+        return record
+
+    def purge(self) -> None:
+        """Drop tasks past their TTL. Records are in creation order and share one TTL, so
+        the expired ones are at the front."""
+        if self.ttl_ms is None or not self._tasks:
+            return
+        now = time.time()
+        while self._tasks:
+            task_id, record = next(iter(self._tasks.items()))
+            if record.expires is None or record.expires > now:
+                return
+            del self._tasks[task_id]
+            if record.runner is not None:
+                record.runner.cancel()
+
+    def cancel_all(self) -> None:
+        """Server shutdown: stop every running task."""
+        for record in self._tasks.values():
+            if record.runner is not None:
+                record.runner.cancel()
+
+    def _changed(self, record: TaskRecord) -> None:
+        self.on_change(record)
