@@ -107,7 +107,9 @@ async def test_missing_handler_is_a_clear_error() -> None:
 
 
 async def test_capabilities_follow_handlers() -> None:
-    assert Client(make_server()).session.capabilities == {}
+    tasks = {"io.modelcontextprotocol/tasks": {}}  # TASK-01: the client follows tasks itself
+    assert Client(make_server()).session.capabilities == {"extensions": tasks}
+    assert Client(make_server(), tasks=False).session.capabilities == {}
     c = Client(
         make_server(),
         elicitation=elicit,
@@ -119,6 +121,7 @@ async def test_capabilities_follow_handlers() -> None:
         "elicitation": {"form": {}, "url": {}},
         "sampling": {},
         "roots": {},
+        "extensions": tasks,
     }
 
 

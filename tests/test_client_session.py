@@ -168,9 +168,13 @@ async def test_result_types() -> None:
         # input_required goes back to the caller: `Client` fulfils it (MRTR).
         assert (await client.request("a"))["resultType"] == "input_required"
         with pytest.raises(InvalidResponse, match="task"):
-            await client.request("a")
+            await client.request("a")  # "task" only where the tasks extension was declared
         with pytest.raises(InvalidResponse):
             await client.request("a")
+    tasks = {"extensions": {"io.modelcontextprotocol/tasks": {}}}
+    transport = FakeTransport(lambda *_: {"resultType": "task", "taskId": "t"})
+    async with ClientSession(transport, capabilities=tasks) as client:
+        assert (await client.request("tools/call"))["taskId"] == "t"
 
 
 async def test_error_responses_raise_the_matching_mcp_error() -> None:

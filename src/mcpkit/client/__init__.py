@@ -10,6 +10,7 @@ from .errors import (
     InvalidResponse,
     RequestTimeout,
     StreamBroken,
+    TaskCancelled,
     TransportError,
 )
 from .inputs import Elicitation, NoHandler
@@ -49,6 +50,7 @@ __all__ = [
     "ServerInfo",
     "StdioTarget",
     "StreamBroken",
+    "TaskCancelled",
     "Tool",
     "Transport",
     "TransportError",

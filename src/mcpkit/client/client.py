@@ -25,6 +25,7 @@ from ..protocol.errors import (
     MCPError,
 )
 from ..protocol.jsonrpc import JSONObject, Notification
+from ..protocol.tasks import TASK_METHODS, TASKS_EXTENSION
 from .cache import ResultCache
 from .connect import Era, era_cache_key, make_client_transport
 from .era import ERA_CACHE, probe_modern, server_info
@@ -34,6 +35,7 @@ from .notifications import LogCallback, NotificationRouter, ProgressCallback
 from .output_schema import OutputValidator
 from .session import ClientSession
 from .subscription import Subscription
+from .tasks import follow_task
 from .types import (
     CallResult,
     Completion,
@@ -77,9 +79,12 @@ class Client:
         on_log: LogCallback | None = None,
         probe_timeout: float = 5.0,
         auth: OAuth | None = None,
+        tasks: bool = True,
     ) -> None:
         """`auth`: an `mcpkit.auth.OAuth` for servers that answer 401 (HTTP only; a stdio
-        server takes credentials from its environment, `env`, as the spec says: BASE-31)."""
+        server takes credentials from its environment, `env`, as the spec says: BASE-31).
+        `tasks`: declare the tasks extension, so that servers may run long tool calls as tasks;
+        `call_tool` follows a task to its result either way it is answered."""
         self.handlers = InputHandlers(elicitation, sampling, roots, url_elicitation=url_elicitation)
         self.cache = ResultCache() if cache else None
         self.notes = NotificationRouter(self.cache, on_log, on_notification)
@@ -96,11 +101,11 @@ class Client:
         self.timeout = timeout
         self.max_input_rounds = max_input_rounds
         self.probe_timeout = probe_timeout
+        capabilities = self.handlers.capabilities()
+        if tasks:
+            capabilities["extensions"] = {TASKS_EXTENSION: {}}  # TASK-01, per request
         self.session = ClientSession(
-            self.transport,
-            timeout=timeout,
-            capabilities=self.handlers.capabilities(),
-            client_info=client_info,
+            self.transport, timeout=timeout, capabilities=capabilities, client_info=client_info
         )
         self.legacy: LegacySession | None = None
         self.info: ServerInfo | None = None
@@ -214,7 +219,12 @@ class Client:
         original = params
         for _ in range(self.max_input_rounds + 1):
             result = await self.session.request(method, params, timeout=timeout)
-            if result.get("resultType") != "input_required":
+            kind = result.get("resultType")
+            if kind == "task":
+                if method not in TASK_METHODS:
+                    raise InvalidResponse(f"{method} cannot be answered with a task (TASK-04)")
+                return await follow_task(result, self.session.request, self.handlers.fulfil)
+            if kind != "input_required":
                 return result
             if method not in _MRTR_METHODS:
                 raise InvalidResponse(f"{method} cannot answer input_required (MRTR-04)")

@@ -6,6 +6,7 @@
     │       └── StreamBroken    an HTTP response stream ended early (re-sent once)
     ├── RequestTimeout          no response within the timeout (also a TimeoutError)
     ├── InvalidResponse         the peer answered with something that is not valid MCP
+    ├── TaskCancelled           the task running a call ended `cancelled` (tasks extension)
     └── AuthorizationError      no usable access token (discovery, registration, user, policy)
         └── OAuthError          the authorization server answered an OAuth error
 
@@ -43,6 +44,14 @@ class RequestTimeout(ClientError, TimeoutError):
 
 class InvalidResponse(ClientError):
     """The server's message breaks the protocol (bad JSON, unknown `resultType`, ...)."""
+
+
+class TaskCancelled(ClientError):
+    """The server ran the call as a task, and the task ended `cancelled`; `task_id` names it."""
+
+    def __init__(self, message: str, *, task_id: str) -> None:
+        super().__init__(message)
+        self.task_id = task_id
 
 
 class AuthorizationError(ClientError):

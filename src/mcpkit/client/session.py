@@ -17,6 +17,7 @@ from typing import Any
 from .._version import __version__
 from ..protocol.errors import HeaderMismatch, error_from_wire
 from ..protocol.jsonrpc import JSONObject
+from ..protocol.tasks import declares_tasks
 from ..protocol.versions import (
     LATEST,
     META_CLIENT_CAPABILITIES,
@@ -31,7 +32,8 @@ from .transport import NotificationHandler, Transport
 __all__ = ["DEFAULT_CLIENT_INFO", "ClientSession", "make_transport"]
 
 DEFAULT_CLIENT_INFO: JSONObject = {"name": "mcpkit", "version": __version__}
-#: `input_required` is handled by `Client` (MRTR); anything else unknown is invalid (BASE-09).
+#: `input_required` is handled by `Client` (MRTR); anything else unknown is invalid (BASE-09),
+#: but for `task` when the session declares the tasks extension (BASE-08).
 _KNOWN_RESULT_TYPES = frozenset({"complete", "input_required"})
 _MAX_PAGES = 10_000
 
@@ -156,7 +158,7 @@ class ClientSession:
             raise error_from_wire(response.error)
         if response.id != request_id:
             raise InvalidResponse(f"response id {response.id!r} does not match {request_id!r}")
-        return _check_result(response.result)
+        return _check_result(response.result, declares_tasks(self.capabilities))
 
     def next_id(self) -> int:
         return next(self._ids)
@@ -223,11 +225,11 @@ class ClientSession:
         raise InvalidResponse(f"{method} returned more than {_MAX_PAGES} pages")
 
 
-def _check_result(result: Any) -> JSONObject:
+def _check_result(result: Any, tasks: bool) -> JSONObject:
     """BASE-09/10: a missing `resultType` means complete; unknown ones are invalid."""
     if not isinstance(result, dict):
         raise InvalidResponse("the result is not a JSON object")
     kind = result.get("resultType", "complete")
-    if kind in _KNOWN_RESULT_TYPES:
+    if kind in _KNOWN_RESULT_TYPES or (tasks and kind == "task"):
         return result
     raise InvalidResponse(f"unknown resultType {kind!r}")
