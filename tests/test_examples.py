@@ -58,3 +58,19 @@ async def test_protected_server_and_oauth_client(tmp_path: Any) -> None:
         "http://127.0.0.1:8000/mcp", str(tmp_path / "t.json")
     )
     assert isinstance(client.transport.auth, OAuth)  # type: ignore[attr-defined]
+
+
+async def test_tasks_server() -> None:
+    from mcpkit.client import Client
+
+    server = load("examples/tasks_server.py").server
+    asked: list[str] = []
+
+    def elicit(q: Any) -> dict[str, Any]:
+        asked.append(q.message)
+        return {"action": "accept", "content": {"drop_old": True}}
+
+    async with Client(server, elicitation=elicit) as client:
+        result = await client.call_tool("rebuild_index", {"shard": "eu-1"})
+    assert result.text == "eu-1: rebuilt" and asked == ["Drop the old index of eu-1?"]
+    assert len(server.tasks) == 1 and next(iter(server.tasks._tasks.values())).status == "completed"
