@@ -116,6 +116,9 @@ async def test_authorize_step_up_and_refresh_after_restart(stack: Stack) -> None
         assert (await client.call_tool("my_orders")).text == "alice: o-1 o-2"
         forged = await client.call_tool("my_orders", {"customer_id": "bob"})
         assert forged.is_error and "unexpected argument 'customer_id'" in forged.text
+        # A tool that reads the caller from Context is not fooled by an argument either.
+        forged = await client.call_tool("whoami", {"customer_id": "bob"})
+        assert forged.is_error and "unexpected argument 'customer_id'" in forged.text
         # AUTH-29/31: 403 insufficient_scope → step-up with the union of scopes.
         result = await client.call_tool("cancel_order", {"order_id": "o-1"})
         assert result.text == ("alice cancelled o-1 with offline_access orders:read orders:write")
