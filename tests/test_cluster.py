@@ -155,6 +155,29 @@ async def test_changes_on_a_reach_listeners_on_b(cluster: tuple[str, str]) -> No
         assert await subscription_count(s, b, wait_drained=True) == 0
 
 
+async def test_tasks_need_routing_by_task_id(cluster: tuple[str, str]) -> None:
+    """Tasks live in the process that runs them: route `tasks/*` by `Mcp-Name` (the task id,
+    TASK-16), which carries the instance's prefix. Elsewhere the answer is a prompt -32602."""
+    a, b = cluster
+    tasks = {"extensions": {"io.modelcontextprotocol/tasks": {}}}
+
+    def task_call(method: str, params: dict[str, Any]) -> dict[str, Any]:
+        message = rpc(method, params)
+        message["params"]["_meta"] = meta(tasks)
+        return message
+
+    async with aiohttp.ClientSession() as s:
+        _, msgs = await post(s, a, task_call("tools/call", {"name": "job"}))
+        task_id = msgs[0]["result"]["taskId"]
+        assert task_id.startswith(a.rsplit(":", 1)[1] + ".")
+        start = asyncio.get_running_loop().time()
+        _, msgs = await post(s, b, task_call("tasks/get", {"taskId": task_id}))
+        assert msgs[0]["error"]["code"] == -32602
+        assert asyncio.get_running_loop().time() - start < 2  # prompt, not a hang
+        _, msgs = await post(s, a, task_call("tasks/get", {"taskId": task_id}))
+        assert msgs[0]["result"]["taskId"] == task_id
+
+
 async def test_legacy_session_on_the_wrong_instance_is_a_prompt_404(
     cluster: tuple[str, str],
 ) -> None:

@@ -6,10 +6,13 @@ from __future__ import annotations
 import asyncio
 import sys
 
-from mcpkit import Context, Server
+from mcpkit import Context, Server, TaskStore
 from mcpkit.server.redis_backend import RedisEventBus
 
-server = Server("cluster", event_bus=RedisEventBus(sys.argv[2]))
+# Task ids start with this instance's prefix: what a load balancer routes tasks/* on (Mcp-Name).
+server = Server(
+    "cluster", event_bus=RedisEventBus(sys.argv[2]), tasks=TaskStore(id_prefix=f"{sys.argv[1]}.")
+)
 
 
 @server.resource("cluster://doc")
@@ -41,6 +44,12 @@ async def subscription_count(wait_drained: bool = False) -> int:
     if wait_drained:
         await asyncio.wait_for(server.subscriptions.drained(), 10)
     return len(server.subscriptions)
+
+
+@server.tool(task="optional")
+async def job() -> str:
+    """Runs as a task for clients with the tasks extension."""
+    return f"done on port {sys.argv[1]}"
 
 
 if __name__ == "__main__":
