@@ -409,9 +409,15 @@ async def test_expired_tasks_are_dropped_and_stopped(
 
 
 async def test_live_task_cap(gate: Gate) -> None:
-    server = make_server(gate, max_tasks=1)
+    server = make_server(gate, max_tasks=2)
     http = AsgiClient(server.http_app())
-    assert (await http.post(call("job"))).result["resultType"] == "task"
+    finished = (await http.post(call("tool_error"))).result["taskId"]
+    await settled(server, finished)
+    running = (await http.post(call("job"))).result["taskId"]
+    # Full: the oldest finished task makes room; running ones are never dropped.
+    newest = (await http.post(call("job"))).result["taskId"]
+    assert server.tasks.get(finished, None) is None
+    assert server.tasks.get(running, None) and server.tasks.get(newest, None)
     reply = await http.post(call("job"))
     assert reply.code == -32603 and "Too many tasks" in reply.json["error"]["message"]
     server.tasks.cancel_all()
@@ -424,6 +430,10 @@ async def test_listen_for_task_status(http: AsgiClient, server: Server, gate: Ga
         task_rpc("subscriptions/listen", caps={}, notifications={"taskIds": [task_id]})
     )
     assert refused.code == -32021
+    malformed = await http.post(
+        task_rpc("subscriptions/listen", notifications={"taskIds": task_id})
+    )
+    assert malformed.code == -32602
     msg = task_rpc("subscriptions/listen", notifications={"taskIds": [task_id, "unknown"]})
     async with http.stream(msg) as stream:
         ack = await stream.next()

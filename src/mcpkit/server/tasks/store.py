@@ -169,7 +169,7 @@ class TaskRecord:
 class TaskStore:
     """Tasks of this process by id: unguessable ids (TASK-19), bound to the principal that made
     them, kept `ttl_seconds` from creation (a running task past it is cancelled), at most
-    `max_tasks` at once.
+    `max_tasks` at once (the oldest finished one makes room for a new one).
 
     `poll_interval_ms` is the polling pace suggested to clients (TASK-09)."""
 
@@ -196,7 +196,7 @@ class TaskStore:
 
     def create(self, principal: str | None) -> TaskRecord:
         self.purge()
-        if len(self._tasks) >= self.max_tasks:
+        if len(self._tasks) >= self.max_tasks and not self._evict_finished():
             raise InternalError("Too many tasks in progress on this server; try again later")
         task_id = self.id_prefix + secrets.token_urlsafe(18)
         record = TaskRecord(task_id, principal, self.ttl_ms, self.poll_interval_ms, self._changed)
@@ -225,6 +225,15 @@ class TaskStore:
             del self._tasks[task_id]
             if record.runner is not None:
                 record.runner.cancel()
+
+    def _evict_finished(self) -> bool:
+        """At the cap, the oldest finished task makes room (its TTL allowed dropping it at any
+        time after it ended); only a store full of running tasks refuses new ones."""
+        for task_id, record in self._tasks.items():
+            if record.terminal:
+                del self._tasks[task_id]
+                return True
+        return False
 
     def cancel_all(self) -> None:
         """Server shutdown: stop every running task."""
