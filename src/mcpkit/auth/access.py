@@ -104,6 +104,12 @@ def expand_scopes(scopes: Iterable[str], implies: Mapping[str, Iterable[str]]) -
     return frozenset(out)
 
 
+def current_principal() -> str | None:
+    """The caller of the request being served, from its verified token; None unauthenticated."""
+    access = current_access.get()
+    return access.principal if access is not None else None
+
+
 def require_scopes(required: frozenset[str]) -> AccessToken | None:
     """Raise `InsufficientScope` unless the current token holds every scope in `required`."""
     access = current_access.get()

@@ -25,7 +25,7 @@ from ..protocol.errors import (
     MCPError,
 )
 from ..protocol.jsonrpc import JSONObject, Notification
-from ..protocol.tasks import TASK_METHODS, TASKS_EXTENSION
+from ..protocol.tasks import TASK_AUGMENTED_METHODS, TASKS_EXTENSION
 from .cache import ResultCache
 from .connect import Era, era_cache_key, make_client_transport
 from .era import ERA_CACHE, probe_modern, server_info
@@ -221,7 +221,7 @@ class Client:
             result = await self.session.request(method, params, timeout=timeout)
             kind = result.get("resultType")
             if kind == "task":
-                if method not in TASK_METHODS:
+                if method not in TASK_AUGMENTED_METHODS:
                     raise InvalidResponse(f"{method} cannot be answered with a task (TASK-04)")
                 return await follow_task(result, self.session.request, self.handlers.fulfil)
             if kind != "input_required":

@@ -16,6 +16,7 @@ from typing import Any
 
 from ..protocol.errors import error_from_wire
 from ..protocol.jsonrpc import JSONObject
+from ..protocol.tasks import TERMINAL
 from .errors import InvalidResponse, TaskCancelled
 
 Send = Callable[[str, JSONObject], Awaitable[JSONObject]]
@@ -37,7 +38,7 @@ async def follow_task(created: JSONObject, send: Send, fulfil: Fulfil) -> JSONOb
     try:
         while True:
             status = task.get("status")
-            ended = status in ("completed", "failed", "cancelled")
+            ended = status in TERMINAL
             if status == "completed":
                 result = task.get("result")
                 if not isinstance(result, dict):

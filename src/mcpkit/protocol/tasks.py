@@ -12,7 +12,7 @@ from typing import Any, Final, Literal
 
 TASKS_EXTENSION: Final = "io.modelcontextprotocol/tasks"
 #: Methods a server may answer with a task (TASK-02: only `tools/call` today).
-TASK_METHODS: Final = frozenset({"tools/call"})
+TASK_AUGMENTED_METHODS: Final = frozenset({"tools/call"})
 TASK_STATUS_NOTIFICATION: Final = "notifications/tasks"
 
 TaskStatus = Literal["working", "input_required", "completed", "failed", "cancelled"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ...auth.access import current_access
+from ...auth.access import current_principal
 from ...protocol.errors import InvalidParams, MethodNotFound, MissingRequiredClientCapability
 from ...protocol.jsonrpc import Request
 from ...protocol.meta import RequestMeta
@@ -30,8 +30,7 @@ def _record(server: Server, request: Request, meta: RequestMeta) -> TaskRecord:
     task_id = (request.params or {}).get("taskId")
     if type(task_id) is not str:
         raise InvalidParams('Invalid params: "taskId" must be a string')
-    access = current_access.get()
-    record = server.tasks.get(task_id, access.principal if access is not None else None)
+    record = server.tasks.get(task_id, current_principal())
     if record is None:
         # Unknown, expired, or another caller's: the same answer for all three (TASK-19).
         raise InvalidParams(f"Task not found: {task_id}", {"taskId": task_id})
@@ -47,8 +46,7 @@ def listened_tasks(server: Server, wanted: Any, meta: RequestMeta) -> list[str]:
         )
     if not isinstance(wanted, list) or not all(isinstance(t, str) for t in wanted):
         raise InvalidParams('Invalid params: "taskIds" must be a list of task ids')
-    access = current_access.get()
-    principal = access.principal if access is not None else None
+    principal = current_principal()
     return [t for t in wanted if server.tasks.get(t, principal) is not None]
 
 

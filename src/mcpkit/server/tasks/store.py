@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...protocol.errors import InternalError, MCPError
-from ...protocol.tasks import TERMINAL, task_wire
+from ...protocol.tasks import TERMINAL, TaskStatus, task_wire
 from ..inputs import InputCall
 
 
@@ -61,7 +61,7 @@ class TaskRecord:
         now = time.time()
         self.id = task_id
         self.principal = principal
-        self.status = "working"
+        self.status: TaskStatus = "working"
         self.status_message: str | None = None
         self.created = self.updated = now
         self.ttl_ms = ttl_ms
@@ -242,4 +242,6 @@ class TaskStore:
                 record.runner.cancel()
 
     def _changed(self, record: TaskRecord) -> None:
+        # Records hold this method, not `on_change` itself, so that replacing `on_change`
+        # (the server does, after the store is made) reaches records already created.
         self.on_change(record)
