@@ -339,20 +339,25 @@ async def test_task_input_needs_the_capability(http: AsgiClient, server: Server)
 
 
 # -- input before the task (MRTR, TASK-08) ------------------------------------------------------
+async def answer_staged(
+    http: AsgiClient, first: dict[str, Any], *, quick: bool, name: str
+) -> dict[str, Any]:
+    """The MRTR retry of `staged` with its name answered."""
+    retry = call(
+        "staged",
+        {"quick": quick},
+        caps=WITH_INPUT,
+        inputResponses={"name": {"action": "accept", "content": {"name": name}}},
+        requestState=first["requestState"],
+    )
+    result: dict[str, Any] = (await http.post(retry)).result
+    return result
+
+
 async def test_mrtr_round_then_task(http: AsgiClient, server: Server, gate: Gate) -> None:
     first = (await http.post(call("staged", {"quick": False}, caps=WITH_INPUT))).result
     assert first["resultType"] == "input_required" and "taskId" not in first
-    second = (
-        await http.post(
-            call(
-                "staged",
-                {"quick": False},
-                caps=WITH_INPUT,
-                inputResponses={"name": {"action": "accept", "content": {"name": "Alice"}}},
-                requestState=first["requestState"],
-            )
-        )
-    ).result
+    second = await answer_staged(http, first, quick=False, name="Alice")
     assert second["resultType"] == "task" and "requestState" not in second
     assert second["statusMessage"] == "working on it"
     await until(server, second["taskId"], lambda r: r.status_message == "serving Alice")
@@ -365,17 +370,7 @@ async def test_mrtr_round_then_task(http: AsgiClient, server: Server, gate: Gate
 
 async def test_handler_that_finishes_first_answers_plainly(http: AsgiClient) -> None:
     first = (await http.post(call("staged", {"quick": True}, caps=WITH_INPUT))).result
-    done = (
-        await http.post(
-            call(
-                "staged",
-                {"quick": True},
-                caps=WITH_INPUT,
-                inputResponses={"name": {"action": "accept", "content": {"name": "Bo"}}},
-                requestState=first["requestState"],
-            )
-        )
-    ).result
+    done = await answer_staged(http, first, quick=True, name="Bo")
     assert done["resultType"] == "complete" and done["content"][0]["text"] == "quick Bo"
 
 
