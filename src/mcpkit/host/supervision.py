@@ -52,7 +52,7 @@ class StateChange:
         if self.detail:
             text += f" ({self.detail})"
         if self.retry_in is not None:
-            text += f"; reconnecting in {self.retry_in:.1f} s"
+            text += f"; reconnecting in {self.retry_in:.2g} s"
         return text
 
 
