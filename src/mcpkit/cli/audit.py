@@ -40,6 +40,7 @@ def audit(
 
         print_json(records)
         return
+    from rich.markup import escape
     from rich.table import Table
 
     from .output import stdout_console
@@ -49,12 +50,12 @@ def audit(
         outcome = str(r.get("outcome", ""))
         style = "green" if outcome == "ok" else "yellow" if outcome == "denied" else "red"
         table.add_row(
-            str(r.get("time", "")).replace("T", " ").rstrip("Z"),
-            str(r.get("agent") or "-"),
-            f"{r.get('server')} > {r.get('tool')}",
-            f"{r.get('decision')} ({r.get('by')})",
-            f"[{style}]{outcome}[/]",
-            f"{r.get('ms', 0):g}",
-            str(r.get("error") or ""),
+            escape(str(r.get("time", "")).replace("T", " ").rstrip("Z")),
+            escape(str(r.get("agent") or "-")),
+            escape(f"{r.get('server')} > {r.get('tool')}"),
+            escape(f"{r.get('decision')} ({r.get('by')})"),
+            f"[{style}]{escape(outcome)}[/]",
+            escape(str(r.get("ms", ""))),
+            escape(str(r.get("error") or "")),
         )
     stdout_console().print(table)

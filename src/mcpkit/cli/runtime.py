@@ -3,9 +3,10 @@ defaults (pins, log file), and the chat's view of the servers (`/servers`, pin a
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 
@@ -56,29 +57,34 @@ def host_settings(config: Path | None, cfg: HostConfig | None = None) -> HostSet
 
 def print_servers(console: Console, host: Host) -> None:
     """`/servers`: each server's state, tools, and what is withheld."""
+    from rich.markup import escape
     from rich.table import Table
+
+    from ..host import LinkState
 
     table = Table("Server", "Transport", "State", "Tools", "Detail")
     for link in host.fleet.links.values():
-        state = link.state.value
-        detail = link.detail or ""
-        if link.retry_in is not None and not link.up:
-            detail += f" (next attempt in {link.retry_in:.1f} s)"
         withheld = f", {len(link.withheld)} withheld" if link.withheld else ""
+        detail = (link.detail or "") if link.state is not LinkState.READY else ""
+        if link.retry_in is not None and not link.state.up:
+            detail += f" (next attempt in {link.retry_in:.2g} s)"
         table.add_row(
-            link.name,
+            escape(link.name),
             link.config.transport,
-            state,
-            f"{len(link.tools)}{withheld}" if link.up else "-",
-            detail if not link.up or link.state.value == "degraded" else "",
+            link.state.value,
+            f"{len(link.tools)}{withheld}" if link.state.up else "-",
+            escape(detail),
         )
     console.print(table)
 
 
-def review_pins(console: Console, host: Host, ask: Any) -> None:
+def review_pins(console: Console, host: Host, ask: Callable[[str], bool]) -> None:
     """Before the user's next message: show each withheld change and ask to approve it."""
+    from rich.markup import escape
+
     for change in host.fleet.pending_changes():
-        console.print(f"[yellow]tool changed >[/] {change.server}/{change.tool}")
+        name = escape(f"{change.server}/{change.tool}")
+        console.print(f"[yellow]tool changed >[/] {name}")
         console.print(change.diff(), markup=False, highlight=False)
         if ask(f"Approve the new definition of {change.server}/{change.tool}?"):
             host.fleet.approve(change)

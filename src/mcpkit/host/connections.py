@@ -83,6 +83,11 @@ class Fleet:
         """Connect to every enabled server at once; one failure never stops the others.
         Returns when all have answered or failed, or after `startup_timeout` seconds with
         those ready (None: wait for all); the others join when they answer."""
+        if self.pins is not None and self.pins.error is not None:
+            self.ui.warn(
+                f"cannot read the tool pin file ({self.pins.error}); pins hold for this session "
+                "only, and the file is left as it is until you fix or move it"
+            )
         for link in self.links.values():
             link.start()
         with contextlib.suppress(TimeoutError):
