@@ -6,6 +6,7 @@ import asyncio
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -175,3 +176,16 @@ def test_audit_lines(tmp_path: Path) -> None:
     assert records[0]["agent"] == "desk" and records[0]["ms"] >= 0
     assert json.dumps(records[0]).count("create_return") == 1  # arguments are a digest only
     assert os.stat(log.path).st_mode & 0o777 == 0o600
+
+
+@pytest.mark.parametrize("answer", ["s", "y", "n"])
+async def test_terminal_consent_prompt_offers_this_session(answer: str, monkeypatch: Any) -> None:
+    from rich.console import Console
+
+    from mcpkit.host.terminal import TerminalUI
+
+    console = Console(record=True, width=120)
+    monkeypatch.setattr("rich.prompt.Prompt.ask", lambda *a, **k: answer)
+    call = PendingCall("db__write", "db", "write", {}, {}, True)
+    got = await TerminalUI(console).confirm(call)
+    assert got == {"s": "session", "y": True, "n": False}[answer]
