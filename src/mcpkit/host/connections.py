@@ -71,10 +71,8 @@ class Fleet:
         """Show the user transitions, not the churn of retries: connection attempts are
         quiet, and a server that stays down for the same reason is reported once."""
         shown = (change.state, change.detail)
-        if change.state is LinkState.CONNECTING or (
-            change.state is LinkState.DOWN and change.retry_in is None
-        ):
-            return  # the supervisor reports the loss with its retry delay a moment later
+        if change.state is LinkState.CONNECTING:
+            return
         if self._started and self._shown.get(link.name) != shown:
             self.ui.server_state(change)
         self._shown[link.name] = shown

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..client import Client, ClientError, Tool
+from ..client.errors import AuthorizationError
 from ..client.inputs import Elicitation
 from ..client.stdio import StdioTransport
 from ..protocol.errors import MCPError
@@ -65,7 +66,7 @@ class ServerLink:
         self.ever_ready = False
         #: Set whenever the server announces a tool list change (for callers that must see it).
         self.changed = asyncio.Event()
-        self._state_changed = asyncio.Event()
+        self._waiters: list[tuple[frozenset[LinkState], asyncio.Future[LinkState]]] = []
         self._settled = asyncio.Event()
         self._wake = asyncio.Event()
         self._lost: asyncio.Future[str] | None = None
@@ -78,20 +79,31 @@ class ServerLink:
 
     # -- state ------------------------------------------------------------------------
     def _set(
-        self, state: LinkState, detail: str | None = None, retry_in: float | None = None
+        self,
+        state: LinkState,
+        detail: str | None = None,
+        retry_in: float | None = None,
+        *,
+        announce: bool = True,
     ) -> None:
         self.state, self.detail, self.retry_in = state, detail, retry_in
         change = StateChange(self.name, state, detail, retry_in)
         log.info("%s", change.describe())
-        if self.on_change is not None:
+        if announce and self.on_change is not None:
             self.on_change(self, change)
-        event, self._state_changed = self._state_changed, asyncio.Event()
-        event.set()
+        for wanted, waiter in self._waiters:
+            if state in wanted and not waiter.done():
+                waiter.set_result(state)
+        self._waiters = [(w, f) for w, f in self._waiters if not f.done()]
 
-    async def until(self, *states: LinkState) -> None:
-        """Wait until the link is in one of `states`."""
-        while self.state not in states:
-            await self._state_changed.wait()
+    async def until(self, *states: LinkState) -> LinkState:
+        """Wait until the link is in one of `states` (now, or on entering one: a state it
+        passes through while the caller sleeps still counts)."""
+        if self.state in states:
+            return self.state
+        waiter: asyncio.Future[LinkState] = asyncio.get_running_loop().create_future()
+        self._waiters.append((frozenset(states), waiter))
+        return await waiter
 
     async def settled(self) -> None:
         """Wait until the first connection attempt has succeeded or failed."""
@@ -115,7 +127,8 @@ class ServerLink:
         """The connection is gone: withdraw the tools now; the supervisor reconnects."""
         if self._lost is not None and not self._lost.done():
             self._lost.set_result(reason)
-            self._set(LinkState.DOWN, reason)
+            # Announced by the supervisor a moment later, with the delay before reconnecting.
+            self._set(LinkState.DOWN, reason, announce=False)
 
     # -- supervision ------------------------------------------------------------------
     def start(self) -> None:
@@ -136,11 +149,17 @@ class ServerLink:
         while True:
             if self.state is not LinkState.CONNECTING:
                 self._set(LinkState.CONNECTING, "reconnecting")
+            retry = True
             try:
                 async with asyncio.timeout(self.config.timeout):
                     await self._open()
+            except AuthorizationError as exc:
+                reason, retry = f"authorization failed: {describe(exc)}", False
+                await self._drop()
             except Exception as exc:
                 reason = describe(exc)
+                if isinstance(exc, TimeoutError) and not isinstance(exc, ClientError):
+                    reason = f"no answer within {self.config.timeout:g} s"  # ours, not the client's
                 await self._drop()
             else:
                 self.ever_ready = True
@@ -153,7 +172,8 @@ class ServerLink:
                 if loop.time() - since > self.restart.cap:
                     failures = 0  # it stayed up a good while: start the backoff afresh
             self._settled.set()
-            delay = self.restart.delay(failures)
+            # Authorization needs the user: no automatic attempts until asked (reconnect_now).
+            delay = self.restart.delay(failures) if retry else None
             failures += 1
             self._set(LinkState.DOWN, reason, delay)
             with contextlib.suppress(TimeoutError):
