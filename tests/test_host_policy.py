@@ -14,7 +14,7 @@ from mcpkit.host.audit import AuditLog, digest, read_audit, start_audit
 from mcpkit.host.backoff import Backoff
 from mcpkit.host.config import ConfigError, parse_config
 from mcpkit.host.consent import ConsentPolicy, ConsentRules, Decision, PendingCall, Ruling
-from mcpkit.host.deadlines import Deadline, DeadlineExceeded, Progressed, within
+from mcpkit.host.deadlines import Clock, Deadline, DeadlineExceeded, within
 from mcpkit.host.settings import HostSettings, agent_consent
 
 
@@ -121,13 +121,13 @@ def test_backoff_is_capped_and_exponential() -> None:
 async def test_deadline_restarts_on_progress_under_an_overall_maximum() -> None:
     steps = asyncio.Queue[str]()
 
-    async def reporting(progressed: Progressed) -> str:
+    async def reporting(clock: Clock) -> str:
         # Reports progress each time it is told to, and otherwise waits forever.
         while True:
             step = await steps.get()
             if step == "done":
                 return "finished"
-            progressed()
+            clock.progressed()
 
     for _ in range(3):
         steps.put_nowait("progress")
@@ -136,25 +136,32 @@ async def test_deadline_restarts_on_progress_under_an_overall_maximum() -> None:
 
     never = asyncio.Event()
 
-    async def silent(progressed: Progressed) -> None:
+    async def silent(clock: Clock) -> None:
         await never.wait()
 
     with pytest.raises(DeadlineExceeded, match=r"0\.01 s"):
         await within(Deadline(0.01), silent)
 
-    async def chatty(progressed: Progressed) -> None:
+    async def chatty(clock: Clock) -> None:
         while True:  # progress forever: only the overall maximum ends it
-            progressed()
+            clock.progressed()
             await asyncio.sleep(0)
 
     with pytest.raises(DeadlineExceeded, match=r"0\.05 s in all"):
         await within(Deadline(0.01, True, 0.05), chatty)
 
-    async def client_timeout(progressed: Progressed) -> None:
+    async def client_timeout(clock: Clock) -> None:
         raise TimeoutError("the client's own")
 
     with pytest.raises(TimeoutError, match="the client's own"):
         await within(Deadline(5), client_timeout)
+
+    async def asks_the_user(clock: Clock) -> str:
+        with clock.paused(), clock.paused():  # a slow user: longer than the whole deadline
+            await asyncio.sleep(0.1)
+        return "answered"
+
+    assert await within(Deadline(0.05), asks_the_user) == "answered"
 
 
 def test_audit_lines(tmp_path: Path) -> None:

@@ -4,10 +4,13 @@ down."""
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from pathlib import Path
+from typing import Any
 
-from host_support import SERVERS, RecordingUI
+from host_support import SERVERS, RecordingUI, northwind_http
+from mcpkit.client.inputs import Elicitation
 from mcpkit.host import Host, HostSettings, LinkState, parse_config
 from mcpkit.host.backoff import Backoff
 from mcpkit.host.conversation import AssistantMessage, Message, ToolCall, ToolResults, ToolSpec
@@ -77,3 +80,37 @@ async def test_reconnect_on_request_and_quiet_retries_while_down(tmp_path: Path)
     assert ("missing", "down") not in ui.of("state")  # reported at start-up, not per retry
     assert any("'missing' is unavailable" in w and "cannot start" in w for w in ui.of("warn"))
     assert ui.of("state") == [("basic", "down"), ("basic", "ready")]  # the requested reconnect
+
+
+class SlowUser(RecordingUI):
+    async def elicit(self, server: str, request: Elicitation) -> dict[str, Any]:
+        await asyncio.sleep(0.5)  # the user reads the form: longer than the call's deadline
+        return await super().elicit(server, request)
+
+
+async def test_the_deadline_waits_while_the_user_answers_the_server() -> None:
+    seen: list[list[str]] = []
+
+    def record(history: list[Message], tools: list[ToolSpec]) -> AssistantMessage:
+        seen.append(last_results(history))
+        return AssistantMessage("done")
+
+    args = {"order_id": "ORD-7", "reason": "cracked"}
+    model = ScriptedModel(
+        [
+            lambda h, t: AssistantMessage("", [ToolCall("c0", "returns__create_return", args)]),
+            record,
+        ]
+    )
+    async with northwind_http() as env:
+        entry = {
+            "type": "http",
+            "url": f"http://127.0.0.1:{env['RETURNS_PORT']}/mcp",
+            "headers": {"Authorization": "Bearer tok-c1001"},
+            "timeouts": {"create_return": 0.25},
+        }
+        cfg = parse_config({"mcpServers": {"returns": entry}})
+        ui = SlowUser(answers={"create_return": True})
+        async with Host(cfg, model=model, ui=ui) as host:
+            await host.agent().ask("Return ORD-7.")
+    assert '"created"' in seen[0][0] and ui.of("elicit") == ["returns"]

@@ -11,7 +11,7 @@ from ..client import CallResult, ClientError
 from ..protocol.errors import MCPError
 from .connections import Target
 from .consent import PendingCall
-from .deadlines import DeadlineExceeded, Progressed, within
+from .deadlines import Clock, DeadlineExceeded, within
 from .supervision import connection_lost
 from .ui import HostUI
 
@@ -47,13 +47,15 @@ async def invoke(target: Target, call: PendingCall, ui: HostUI) -> Outcome:
     sent = arguments_for(target, call.arguments)
     deadline = link.config.deadline(tool.name)
 
-    async def attempt(progressed: Progressed) -> CallResult:
+    async def attempt(clock: Clock) -> CallResult:
         def on_progress(done: float, total: float | None, message: str | None) -> None:
-            progressed()
+            clock.progressed()
             ui.progress(call, done, total, message)
 
-        # The host's deadline bounds the call; the client's own timeout would cut it short.
-        return await client.call_tool(tool.name, sent, timeout=None, progress=on_progress)
+        # The host's deadline bounds the call (the client's own timeout would cut it short);
+        # the link pauses it while the server's questions wait for the user.
+        with link.timing(clock):
+            return await client.call_tool(tool.name, sent, timeout=None, progress=on_progress)
 
     try:
         raw = await within(deadline, attempt)

@@ -8,6 +8,9 @@ A number is a fixed deadline in seconds. With `restartOnProgress`, each progress
 starts the deadline again, never past `max` seconds from the start (CANC-08; `max` defaults
 to ten times `seconds`). Exact tool names win over patterns; patterns are tried in order.
 
+Time spent waiting for the user (a form the server asked for, a sampling request the host's
+model answers) does not count: the call's `Clock` is paused meanwhile.
+
 A call past its deadline is cancelled: `within` cancels the awaiting call, and the client then
 cancels it the way its transport defines (CANC-04/05/06: the HTTP stream is closed,
 `notifications/cancelled` goes to a stdio server, `tasks/cancel` to a task).
@@ -16,14 +19,13 @@ cancels it the way its transport defines (CANC-04/05/06: the HTTP stream is clos
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import fnmatch
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 T = TypeVar("T")
-#: Called on each progress notification of the call (restarts the deadline when configured).
-Progressed = Callable[[], None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,25 +108,62 @@ def _positive(value: Any, where: str) -> float:
     return float(value)
 
 
-async def within(deadline: Deadline, call: Callable[[Progressed], Awaitable[T]]) -> T:
-    """Run `call(progressed)` under `deadline`; raise `DeadlineExceeded` when it runs out.
+class Clock:
+    """The running deadline of one call: progress may restart it, and it stands still while
+    the call waits for the user."""
 
-    `call` gets a function to invoke on each progress notification: with
-    `restart_on_progress` it moves the deadline to `seconds` from now, capped by `overall`.
+    def __init__(self, deadline: Deadline) -> None:
+        self.deadline = deadline
+        self._loop = asyncio.get_running_loop()
+        start = self._loop.time()
+        self._last = start + deadline.overall
+        self.scope = asyncio.timeout_at(min(start + deadline.seconds, self._last))
+        self._pauses = 0
+        self._left = 0.0
+        self._since = 0.0
+        self._running = False
+
+    def progressed(self) -> None:
+        """A progress notification: with `restart_on_progress`, `seconds` from now again."""
+        if self.deadline.restart_on_progress and self._running and not self._pauses:
+            self.scope.reschedule(min(self._loop.time() + self.deadline.seconds, self._last))
+
+    @contextlib.contextmanager
+    def paused(self) -> Iterator[None]:
+        """While the user is asked something on the call's behalf, the deadline waits."""
+        if self._running and not self._pauses:
+            when = self.scope.when()
+            self._since = self._loop.time()
+            self._left = (when if when is not None else self._since) - self._since
+            self.scope.reschedule(None)
+        self._pauses += 1
+        try:
+            yield
+        finally:
+            self._pauses -= 1
+            if self._running and not self._pauses:
+                now = self._loop.time()
+                self._last += now - self._since
+                self.scope.reschedule(now + self._left)
+
+    async def run(self, call: Callable[[Clock], Awaitable[T]]) -> T:
+        try:
+            async with self.scope:
+                self._running = True
+                try:
+                    return await call(self)
+                finally:
+                    self._running = False
+        except TimeoutError:
+            if self.scope.expired():  # ours, not a client timeout from inside the call
+                raise DeadlineExceeded(self.deadline) from None
+            raise
+
+
+async def within(deadline: Deadline, call: Callable[[Clock], Awaitable[T]]) -> T:
+    """Run `call(clock)` under `deadline`; raise `DeadlineExceeded` when it runs out.
+
+    The call reports progress with `clock.progressed()` and waits for the user inside
+    `with clock.paused():`.
     """
-    loop = asyncio.get_running_loop()
-    start = loop.time()
-    last = start + deadline.overall
-    scope = asyncio.timeout_at(min(start + deadline.seconds, last))
-
-    def progressed() -> None:
-        if deadline.restart_on_progress and not scope.expired():
-            scope.reschedule(min(loop.time() + deadline.seconds, last))
-
-    try:
-        async with scope:
-            return await call(progressed)
-    except TimeoutError:
-        if scope.expired():  # ours, not a client timeout from inside the call
-            raise DeadlineExceeded(deadline) from None
-        raise
+    return await Clock(deadline).run(call)

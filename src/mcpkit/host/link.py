@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from ..client import Client, ClientError, Tool
@@ -21,6 +21,7 @@ from .backoff import Backoff
 from .config import ServerConfig
 from .consent import ConsentPolicy
 from .conversation import AssistantMessage, Message, UserMessage
+from .deadlines import Clock
 from .models.base import ModelAdapter
 from .pins import PinChange, ToolPins
 from .supervision import LinkState, StateChange, connection_lost, describe
@@ -71,6 +72,7 @@ class ServerLink:
         self._wake = asyncio.Event()
         self._lost: asyncio.Future[str] | None = None
         self._watchers: list[asyncio.Task[None]] = []
+        self._clocks: set[Clock] = set()
         self._task: asyncio.Task[None] | None = None
 
     @property
@@ -272,22 +274,45 @@ class ServerLink:
                 f"was pinned; it is withheld until you approve it (mcpkit pins diff {self.name})"
             )
 
+    @contextlib.contextmanager
+    def timing(self, clock: Clock) -> Iterator[None]:
+        """A call to this server runs against `clock`."""
+        self._clocks.add(clock)
+        try:
+            yield
+        finally:
+            self._clocks.discard(clock)
+
+    @contextlib.contextmanager
+    def _waiting_for_user(self) -> Iterator[None]:
+        """The server asked something: its calls' deadlines wait while the user answers
+        (the client does not say which call asked, so all of this server's do)."""
+        with contextlib.ExitStack() as stack:
+            for clock in list(self._clocks):
+                stack.enter_context(clock.paused())
+            yield
+
     async def _elicit(self, request: Elicitation) -> dict[str, Any]:
-        return await self.ui.elicit(self.name, request)
+        with self._waiting_for_user():
+            return await self.ui.elicit(self.name, request)
 
     async def _sample(self, params: dict[str, Any]) -> dict[str, Any]:
         """The host's model answers a server's sampling request (policy allowed it)."""
         assert self.model is not None
+        with self._waiting_for_user():
+            return await self._answer_sampling(self.model, params)
+
+    async def _answer_sampling(self, model: ModelAdapter, params: dict[str, Any]) -> dict[str, Any]:
         history: list[Message] = []
         for m in params.get("messages") or []:
             content = m.get("content") or {}
             text = content.get("text", "") if isinstance(content, dict) else ""
             history.append(UserMessage(text) if m.get("role") == "user" else AssistantMessage(text))
-        reply = await self.model.complete(params.get("systemPrompt"), history, [])
+        reply = await model.complete(params.get("systemPrompt"), history, [])
         return {
             "role": "assistant",
             "content": {"type": "text", "text": reply.text},
-            "model": self.model.name,
+            "model": model.name,
             "stopReason": "endTurn",
         }
 
