@@ -8,7 +8,6 @@ import contextlib
 import inspect
 import json
 import os
-import socket
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path
@@ -21,30 +20,10 @@ from mcpkit.host import Decision, PendingCall
 from mcpkit.host.conversation import ToolResult
 from mcpkit.host.supervision import StateChange
 from mcpkit.host.ui import Answer
-from support import ROOT
+from support import ROOT, free_port, wait_port
 
 NORTHWIND = ROOT / "examples/northwind"
 SERVERS = ROOT / "tests/servers"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-async def wait_port(port: int, proc: asyncio.subprocess.Process) -> None:
-    """Until the process listens on `port` (polling: a server announces nothing else)."""
-    deadline = asyncio.get_running_loop().time() + 20
-    while True:
-        try:
-            _, writer = await asyncio.open_connection("127.0.0.1", port)
-            writer.close()
-            return
-        except OSError:
-            if proc.returncode is not None or asyncio.get_running_loop().time() > deadline:
-                raise RuntimeError(f"nothing listens on {port}") from None
-            await asyncio.sleep(0.05)
 
 
 async def start_http(argv: Sequence[str], port: int) -> asyncio.subprocess.Process:

@@ -68,6 +68,15 @@ def settings_for(cfg: HostConfig, tmp_path: Path, **changes: Any) -> HostSetting
     )
 
 
+def host_for(
+    cfg: HostConfig, api: FakeAPI, ui: RecordingUI, tmp_path: Path, **options: Any
+) -> Host:
+    """A host on the fake API's model, with the example's settings (files in `tmp_path`)."""
+    provider = "anthropic" if api.path == api_path("anthropic") else "openai"
+    settings = options.pop("settings", None) or settings_for(cfg, tmp_path)
+    return Host(cfg, model=make_model(provider, api), ui=ui, settings=settings, **options)
+
+
 def script(provider: str, *steps: Step | Reply) -> list[Reply]:
     """Model replies: a step (tool calls or a final text) or a function of the request."""
     make = anthropic_reply if provider == "anthropic" else openai_reply
@@ -105,9 +114,7 @@ async def test_a_killed_stdio_server_is_restarted_in_the_same_conversation(tmp_p
     )
     async with northwind_http() as env, FakeAPI(api_path("anthropic"), replies) as api:
         cfg = example_config(env, shipping={"args": [str(server)]})
-        async with Host(
-            cfg, model=make_model("anthropic", api), ui=ui, settings=settings_for(cfg, tmp_path)
-        ) as host:
+        async with host_for(cfg, api, ui, tmp_path) as host:
             answer = await host.agent(name="support").ask("Where are NW-1042 and NW-1043?")
 
     bodies = api.requests
@@ -147,7 +154,7 @@ async def test_a_hung_tool_fails_at_its_deadline_while_other_calls_succeed(
         # An exact name wins over the example's "*_report" pattern: a short deadline here.
         cfg = example_config(env, warehouse={"timeouts": {"stock_report": 0.5}})
         settings = settings_for(cfg, tmp_path)
-        async with Host(cfg, model=make_model("anthropic", api), ui=ui, settings=settings) as h:
+        async with host_for(cfg, api, ui, tmp_path, settings=settings) as h:
             await h.agent(name="support").ask("Stock report, parcel, orders and kettles?")
 
     report, parcel, orders, stock = tool_results("anthropic", api.requests[1])
@@ -201,12 +208,7 @@ async def test_a_changed_tool_is_withheld_until_approved(tmp_path: Path) -> None
         changed = example_config(env, shipping={"args": [FAULTS, "shipping-changed"]})
         async with (
             FakeAPI(api_path("anthropic"), replies) as api,
-            Host(
-                changed,
-                model=make_model("anthropic", api),
-                ui=ui,
-                settings=settings_for(changed, tmp_path),
-            ) as host,  # fmt: skip
+            host_for(changed, api, ui, tmp_path) as host,
         ):
             await host.agent(name="support").ask("Where is NW-1042?")
 
@@ -246,7 +248,7 @@ async def test_consent_rules_from_the_config_decide_and_are_audited(tmp_path: Pa
     async with northwind_http() as env, FakeAPI(api_path("openai"), replies) as api:
         cfg = example_config(env)
         settings = settings_for(cfg, tmp_path)
-        async with Host(cfg, model=make_model("openai", api), ui=ui, settings=settings) as host:
+        async with host_for(cfg, api, ui, tmp_path, settings=settings) as host:
             await host.agent(name="support").ask("Reserve and return things.")
 
     first = tool_results("openai", api.requests[1])
@@ -294,13 +296,8 @@ async def test_non_interactive_denies_what_would_ask(tmp_path: Path) -> None:
     async with northwind_http() as env, FakeAPI(api_path("anthropic"), replies) as api:
         cfg = example_config(env)
         settings = settings_for(cfg, tmp_path)
-        async with Host(
-            cfg,
-            model=make_model("anthropic", api),
-            ui=ui,
-            policy=ConsentPolicy(interactive=False),
-            settings=settings,
-        ) as host:
+        quiet = ConsentPolicy(interactive=False)
+        async with host_for(cfg, api, ui, tmp_path, policy=quiet, settings=settings) as host:
             await host.agent(name="support").ask("Return ORD-8.")
     ((text, is_error),) = tool_results("anthropic", api.requests[1])
     assert is_error and "non-interactive" in text and not ui.of("confirm")
@@ -331,7 +328,7 @@ async def test_start_up_does_not_wait_for_a_slow_server(tmp_path: Path) -> None:
         late = {"command": sys.executable, "args": [FAULTS, "late", str(gate)], "trusted": True}
         cfg = example_config(env, late=late)
         settings = settings_for(cfg, tmp_path, startup_timeout=1.0)
-        async with Host(cfg, model=make_model("anthropic", api), ui=ui, settings=settings) as host:
+        async with host_for(cfg, api, ui, tmp_path, settings=settings) as host:
             # The host started without the slow server (it is still blocked on its gate).
             assert host.fleet.links["late"].state is LinkState.CONNECTING
             assert host.fleet.links["warehouse"].state is LinkState.READY
@@ -358,13 +355,7 @@ async def test_an_http_server_that_goes_away_is_reconnected(tmp_path: Path) -> N
     try:
         async with (
             FakeAPI(api_path("anthropic"), replies) as api,
-            Host(
-                cfg,
-                model=make_model("anthropic", api),
-                ui=ui,
-                servers=["warehouse"],
-                settings=settings_for(cfg, tmp_path),
-            ) as host,  # fmt: skip
+            host_for(cfg, api, ui, tmp_path, servers=["warehouse"]) as host,
         ):
             proc.kill()
             await host.fleet.wait_state("warehouse", LinkState.DOWN)
@@ -389,7 +380,7 @@ async def test_server_noise_goes_to_the_log_file(tmp_path: Path, capfd: Any) -> 
     settings = settings_for(cfg, tmp_path)
     async with (
         FakeAPI(api_path("anthropic"), replies) as api,
-        Host(cfg, model=make_model("anthropic", api), ui=ui, settings=settings) as host,
+        host_for(cfg, api, ui, tmp_path, settings=settings) as host,
     ):
         await host.agent().ask("NW-1043?")
     log = (tmp_path / "host.log").read_text()
