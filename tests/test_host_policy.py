@@ -180,7 +180,7 @@ def test_audit_lines(tmp_path: Path) -> None:
         ("delete", "deny", "server", "denied"),
     ]
     assert records[0]["arguments"] == digest({"a": [2], "b": 1}) and "T" in records[0]["time"]
-    assert records[0]["agent"] == "desk" and records[0]["ms"] >= 0
+    assert records[0]["agent"] == "desk" and records[0]["duration_ms"] >= 0
     assert json.dumps(records[0]).count("create_return") == 1  # arguments are a digest only
     assert os.stat(log.path).st_mode & 0o777 == 0o600
 

@@ -114,3 +114,30 @@ async def test_the_deadline_waits_while_the_user_answers_the_server() -> None:
         async with Host(cfg, model=model, ui=ui) as host:
             await host.agent().ask("Return ORD-7.")
     assert '"created"' in seen[0][0] and ui.of("elicit") == ["returns"]
+
+
+async def test_a_task_past_its_deadline_is_cancelled_with_tasks_cancel() -> None:
+    seen: list[list[str]] = []
+
+    def record(history: list[Message], tools: list[ToolSpec]) -> AssistantMessage:
+        seen.append(last_results(history))
+        return AssistantMessage("", [ToolCall("c1", "tasks__was_cancelled", {})])
+
+    def done(history: list[Message], tools: list[ToolSpec]) -> AssistantMessage:
+        seen.append(last_results(history))
+        return AssistantMessage("done")
+
+    model = ScriptedModel(
+        [lambda h, t: AssistantMessage("", [ToolCall("c0", "tasks__rebuild", {})]), record, done]
+    )
+    entry = {
+        "command": sys.executable,
+        "args": [str(SERVERS / "task_hang_server.py")],
+        "trusted": True,
+        "timeouts": {"rebuild": 0.3},
+    }
+    cfg = parse_config({"mcpServers": {"tasks": entry}})
+    async with Host(cfg, model=model, ui=RecordingUI(answers={"rebuild": True})) as host:
+        await host.agent().ask("Rebuild.")
+    assert "no answer within its deadline (0.3 s)" in seen[0][0]
+    assert seen[1] == ["true"]  # the task was cancelled on the server (TASK-14)

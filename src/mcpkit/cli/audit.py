@@ -55,7 +55,7 @@ def audit(
             escape(f"{r.get('server')} > {r.get('tool')}"),
             escape(f"{r.get('decision')} ({r.get('by')})"),
             f"[{style}]{escape(outcome)}[/]",
-            escape(str(r.get("ms", ""))),
+            escape(str(r.get("duration_ms", ""))),
             escape(str(r.get("error") or "")),
         )
     stdout_console().print(table)

@@ -2,10 +2,11 @@
 
     {"time": "2026-12-01T09:30:12.104Z", "agent": "support", "server": "returns",
      "tool": "create_return", "call": "toolu_01", "arguments": "sha256:5f1c…",
-     "decision": "allow", "by": "user", "outcome": "ok", "ms": 412.7, "error": null}
+     "decision": "allow", "by": "user", "outcome": "ok", "duration_ms": 412.7, "error": null}
 
-`arguments` is a digest of the arguments as sent (canonical JSON, SHA-256), so the log can
-prove which call was made without holding customer data. `by` says who decided (see
+`arguments` is a digest (SHA-256 of canonical JSON) of the arguments the model gave, before
+the host adds host-owned values: the log can show which call was made without storing what was
+in it (a digest of a short value can be guessed, so it attests, it does not hide). `by` says who decided (see
 `consent.Ruling`). `outcome` is `ok`, `tool-error` (the tool reported a failure), `error`
 (no result: refused, unreachable, protocol error), `timeout` or `denied`. Opt in with
 `"host": {"audit": "PATH"}` in the config or `mcpkit host --audit PATH`; read it with
@@ -49,7 +50,7 @@ class AuditRecord:
     decision: str = ""
     by: str = ""
     outcome: str = ""
-    ms: float = 0.0
+    duration_ms: float = 0.0
     error: str | None = None
 
 
@@ -66,7 +67,7 @@ class CallAudit:
 
     def finished(self, outcome: str, error: str | None = None) -> None:
         self.record.outcome, self.record.error = outcome, error
-        self.record.ms = round((time.perf_counter() - self._start) * 1000, 1)
+        self.record.duration_ms = round((time.perf_counter() - self._start) * 1000, 1)
         if self.log is not None:
             self.log.write(self.record)
 
