@@ -196,3 +196,12 @@ async def test_terminal_consent_prompt_offers_this_session(answer: str, monkeypa
     call = PendingCall("db__write", "db", "write", {}, {}, True)
     got = await TerminalUI(console).confirm(call)
     assert got == {"s": "session", "y": True, "n": False}[answer]
+
+
+def test_cli_settings_default_to_the_state_directory(tmp_path: Path, monkeypatch: Any) -> None:
+    from mcpkit.cli.runtime import host_settings
+
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
+    settings = host_settings(None, parse_config({"mcpServers": {}}))
+    assert settings.pins == tmp_path / "mcpkit/tool-pins.json"
+    assert settings.log == tmp_path / "mcpkit/host.log" and settings.audit is None

@@ -432,3 +432,45 @@ async def test_the_chat_shows_servers_and_asks_to_approve_a_changed_tool(tmp_pat
     assert "shipping" in out and "ready" in out and "0, 1 withheld" in out
     assert "+title:" not in out and "-title:" in out and "+description:" in out
     assert questions == ["Approve the new definition of shipping/track_parcel?"]
+
+
+async def test_mcpkit_host_without_a_terminal_denies_asks_and_audits(tmp_path: Path) -> None:
+    replies = script(
+        "anthropic",
+        [
+            ("shipping__track_parcel", {"parcel_id": "NW-1042"}),  # allow: a server rule
+            ("returns__create_return", {"order_id": "ORD-8", "reason": "chipped"}),  # ask
+        ],
+        "NW-1042 is in transit; the return needs your approval.",
+    )
+    audit = tmp_path / "calls.jsonl"
+    config = tmp_path / "host.json"  # its pin and log files are relative to it: in tmp_path
+    shutil.copy(EXAMPLE, config)
+    async with northwind_http() as env, FakeAPI(api_path("anthropic"), replies) as api:
+        proc = await asyncio.create_subprocess_exec(
+            *[sys.executable, "-m", "mcpkit.cli", "host", "--config", str(config)],
+            *["--agent", "support", "--model", "anthropic:fake", "--audit", str(audit)],
+            "Where is NW-1042? And return ORD-8.",
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+            cwd=NORTHWIND.parents[1],
+            env={
+                **os.environ,
+                **env,
+                "ANTHROPIC_API_KEY": "test",
+                "ANTHROPIC_BASE_URL": api.url,
+                "COLUMNS": "200",
+            },
+        )
+        out = (await proc.communicate())[0].decode()
+    assert proc.returncode == 0, out
+    assert "the return needs your approval" in out
+    records = [(r["tool"], r["decision"], r["by"]) for r in read_audit(audit)]
+    assert sorted(records) == [
+        ("create_return", "deny", "non-interactive"),
+        ("track_parcel", "allow", "server"),
+    ]
+    assert "track_parcel" in (tmp_path / "tool-pins.json").read_text()  # the config's files
+    assert "server 'returns': ready" in (tmp_path / "host.log").read_text()
+    assert not (tmp_path / "audit.jsonl").exists()  # --audit wins over the config
