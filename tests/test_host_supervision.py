@@ -76,7 +76,7 @@ async def test_reconnect_on_request_and_quiet_retries_while_down(tmp_path: Path)
         await host.fleet.reconnect("basic")
         assert basic.state is LinkState.READY and basic.client is not first
         assert {"basic__echo", "basic__slow"} <= {t.name for t in host.fleet.catalog()}
-        assert "'missing' server is still starting" in host.fleet.notes()[0]
+        assert "'missing' server is unavailable" in host.fleet.notes()[0]
     assert ("missing", "down") not in ui.of("state")  # reported at start-up, not per retry
     assert any("'missing' is unavailable" in w and "cannot start" in w for w in ui.of("warn"))
     assert ui.of("state") == [("basic", "down"), ("basic", "ready")]  # the requested reconnect

@@ -142,13 +142,15 @@ class Fleet:
         for link in self.links.values():
             if link.state is LinkState.DISABLED:
                 continue
-            if not link.up:
+            if not link.up and not link.tried:
                 out.append(
-                    f"The {link.name!r} server is unavailable (reconnecting); its tools are "
-                    "withdrawn until it is back."
-                    if link.ever_ready
-                    else f"The {link.name!r} server is still starting; its tools will be "
-                    "offered when it is ready."
+                    f"The {link.name!r} server is still starting; its tools will be offered "
+                    "when it is ready."
+                )
+            elif not link.up:
+                out.append(
+                    f"The {link.name!r} server is unavailable (the host keeps reconnecting); "
+                    "its tools are withdrawn until it is back."
                 )
             for change in link.withheld:
                 out.append(
@@ -163,10 +165,9 @@ class Fleet:
 
     def approve(self, change: PinChange) -> bool:
         """Approve one change the user reviewed; the tool is offered from the next round."""
-        if self.pins is None or not self.pins.approve(change.server, change.tool, change.digest):
-            return False
-        self.links[change.server].stale = True
-        return True
+        return self.pins is not None and bool(
+            self.pins.approve(change.server, change.tool, change.digest)
+        )
 
     async def close(self) -> None:
         self._started = False

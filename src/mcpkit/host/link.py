@@ -64,7 +64,6 @@ class ServerLink:
         self.detail: str | None = None
         self.retry_in: float | None = None
         self.stale = False
-        self.ever_ready = False
         #: Set whenever the server announces a tool list change (for callers that must see it).
         self.changed = asyncio.Event()
         self._waiters: list[tuple[frozenset[LinkState], asyncio.Future[LinkState]]] = []
@@ -78,6 +77,11 @@ class ServerLink:
     @property
     def up(self) -> bool:
         return self.state.up
+
+    @property
+    def tried(self) -> bool:
+        """The first connection attempt has ended (in success or failure)."""
+        return self._settled.is_set()
 
     # -- state ------------------------------------------------------------------------
     def _set(
@@ -164,7 +168,6 @@ class ServerLink:
                     reason = f"no answer within {self.config.timeout:g} s"  # ours, not the client's
                 await self._drop()
             else:
-                self.ever_ready = True
                 self._set(LinkState.READY, _count(self.tools))
                 self._settled.set()
                 since = loop.time()
