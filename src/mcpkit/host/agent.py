@@ -127,7 +127,7 @@ class Agent:
                 blocks = result_blocks(done.raw.raw, self.max_tool_tokens)
                 result = ToolResult(call.id, blocks, done.raw.is_error)
             audit.finished(
-                done.kind, done.error or _first_line(result) if result.is_error else None
+                done.kind, (done.error or _first_line(result)) if result.is_error else None
             )
         self.ui.tool_result(pending, result)
         return result

@@ -30,7 +30,7 @@ from .ui import HostUI
 log = logging.getLogger("mcpkit.host")
 
 #: How often a stdio server's process is checked while idle (the client has no exit event).
-PROCESS_CHECK_S = 0.25
+PROCESS_CHECK_S = 0.5
 
 
 class ServerLink:
