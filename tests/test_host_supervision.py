@@ -5,6 +5,8 @@ down."""
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -141,3 +143,23 @@ async def test_a_task_past_its_deadline_is_cancelled_with_tasks_cancel() -> None
         await host.agent().ask("Rebuild.")
     assert "no answer within its deadline (0.3 s)" in seen[0][0]
     assert seen[1] == ["true"]  # the task was cancelled on the server (TASK-14)
+
+
+async def test_a_legacy_server_without_a_change_stream_is_watched_and_restarted() -> None:
+    from host_support import child_pids
+
+    script = str(SERVERS / "legacy_line_server.py")
+    cfg = parse_config({"mcpServers": {"plain": {"command": sys.executable, "args": [script]}}})
+    fast = HostSettings(restart=Backoff(initial=0.01, factor=2, cap=0.02, jitter=0))
+    async with Host(cfg, model=ScriptedModel([]), ui=RecordingUI(), settings=fast) as host:
+        link = host.fleet.links["plain"]
+        assert link.state is LinkState.READY and link.client is not None
+        assert link.client.era == "legacy"
+        (pid,) = child_pids(script)
+        os.kill(pid, signal.SIGKILL)
+        await link.until(LinkState.DOWN)
+        assert link.detail is not None and "exited" in link.detail
+        await link.until(LinkState.READY)
+        assert child_pids(script) != [pid]
+        await host.fleet.refresh()
+        assert [t.name for t in host.fleet.catalog()] == ["plain__ping"]
