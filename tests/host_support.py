@@ -10,13 +10,15 @@ import json
 import os
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from aiohttp import web
 
 from mcpkit.client.inputs import Elicitation
-from mcpkit.host import Decision, PendingCall
+from mcpkit.host import Decision, Host, HostConfig, HostSettings, PendingCall, parse_config
+from mcpkit.host.backoff import Backoff
 from mcpkit.host.conversation import ToolResult
 from mcpkit.host.supervision import StateChange
 from mcpkit.host.ui import Answer
@@ -247,3 +249,47 @@ def tool_results(provider: str, body: dict[str, Any]) -> list[tuple[str, bool]]:
             break
         out.append((m["content"], m["content"].startswith("ERROR: ")))
     return list(reversed(out))
+
+
+# -- the README's example config, as the runtime tests use it --------------------------------
+EXAMPLE = NORTHWIND / "host.json"  # the README's "Running a host for real" config
+FAULTS = str(SERVERS / "northwind_faults.py")
+
+
+def example_config(env: dict[str, str], **servers: dict[str, Any]) -> HostConfig:
+    """The README's example config; `servers` entries are merged into (or added to) it."""
+    data = json.loads(EXAMPLE.read_text())
+    for name, entry in servers.items():
+        data["mcpServers"][name] = {**data["mcpServers"].get(name, {}), **entry}
+    return parse_config(data, source=str(EXAMPLE), env=env)
+
+
+def settings_for(cfg: HostConfig, tmp_path: Path, **changes: Any) -> HostSettings:
+    """The example's host settings, with files in `tmp_path` and a quick restart backoff."""
+    settings = HostSettings.from_config(cfg)
+    return replace(
+        settings,
+        restart=Backoff(initial=0.05, factor=2, cap=0.2, jitter=0),
+        audit=tmp_path / "audit.jsonl",
+        log=tmp_path / "host.log",
+        pins=tmp_path / "pins.json",
+        **changes,
+    )
+
+
+def host_for(
+    cfg: HostConfig, api: FakeAPI, ui: RecordingUI, tmp_path: Path, **options: Any
+) -> Host:
+    """A host on the fake API's model, with the example's settings (files in `tmp_path`)."""
+    provider = "anthropic" if api.path == api_path("anthropic") else "openai"
+    settings = options.pop("settings", None) or settings_for(cfg, tmp_path)
+    return Host(cfg, model=make_model(provider, api), ui=ui, settings=settings, **options)
+
+
+def script(provider: str, *steps: Step | Reply) -> list[Reply]:
+    """Model replies: a step (tool calls or a final text) or a function of the request."""
+    make = anthropic_reply if provider == "anthropic" else openai_reply
+    return [
+        step if callable(step) else (lambda body, s=step, n=n: make(s, n))
+        for n, step in enumerate(steps)
+    ]
