@@ -1,0 +1,154 @@
+"""Server settings from the environment (`MCPKIT_*`), read when serving starts, never at import.
+
+| variable | type | default | what it sets |
+|---|---|---|---|
+| `MCPKIT_HOST` | str | `127.0.0.1` | HTTP bind address (loopback unless you say otherwise) |
+| `MCPKIT_PORT` | int 0-65535 | `8000` | HTTP port |
+| `MCPKIT_LOG_LEVEL` | debug, info, warning, error, critical | `warning` | the `mcpkit` loggers and uvicorn |
+| `MCPKIT_MAX_BODY_BYTES` | int > 0 | 4 MiB (the transport's) | largest HTTP request body (413 above) |
+| `MCPKIT_MAX_SESSIONS` | int > 0 | 10000 (the transport's) | live 2025-11-25 HTTP sessions |
+| `MCPKIT_MASK_ERRORS` | bool | `true` | hide unexpected tool exceptions from clients |
+| `MCPKIT_TOOL_TIMEOUT` | seconds > 0, or empty | none | timeout of tools registered without `timeout=` |
+
+Precedence: an argument given in code or on the command line, then the environment, then the
+default. Booleans accept 1/0, true/false, yes/no, on/off. A bad value stops the server with one
+line naming the variable, the value and what is expected.
+
+Plain dataclass rather than pydantic-settings: the environment is read once per process, and
+the server does not import pydantic at start-up (see `server/signature.py`).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, fields
+from typing import Any, TypeVar
+
+__all__ = ["ENV_PREFIX", "Settings", "SettingsError"]
+
+ENV_PREFIX = "MCPKIT_"
+LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
+T = TypeVar("T")
+
+
+class SettingsError(ValueError):
+    """A `MCPKIT_*` variable whose value cannot be used (one line: variable, value, expected)."""
+
+
+def _int(low: int, high: int | None = None) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        value = int(text)
+        if value < low or (high is not None and value > high):
+            raise ValueError
+        return value
+
+    parse.__doc__ = f"an integer from {low}" + (f" to {high}" if high is not None else " up")
+    return parse
+
+
+def _bool(text: str) -> bool:
+    """one of 1/0, true/false, yes/no, on/off"""
+    lowered = text.strip().lower()
+    if lowered in ("1", "true", "yes", "on"):
+        return True
+    if lowered in ("0", "false", "no", "off"):
+        return False
+    raise ValueError
+
+
+def _level(text: str) -> str:
+    """one of debug, info, warning, error, critical"""
+    lowered = text.strip().lower()
+    if lowered not in LOG_LEVELS:
+        raise ValueError
+    return lowered
+
+
+def _seconds(text: str) -> float | None:
+    """a number of seconds above 0 (or empty for none)"""
+    if not text.strip():
+        return None
+    value = float(text)
+    if not value > 0 or value == float("inf"):
+        raise ValueError
+    return value
+
+
+def _str(text: str) -> str:
+    """a non-empty string"""
+    if not text.strip():
+        raise ValueError
+    return text.strip()
+
+
+#: field name → how its variable's text becomes a value.
+_PARSERS: dict[str, Callable[[str], Any]] = {
+    "host": _str,
+    "port": _int(0, 65535),
+    "log_level": _level,
+    "max_body_bytes": _int(1),
+    "max_sessions": _int(1),
+    "mask_errors": _bool,
+    "tool_timeout": _seconds,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """What a deployment may set without code changes (see the module docstring)."""
+
+    host: str = "127.0.0.1"
+    port: int = 8000
+    log_level: str = "warning"
+    #: None: the transport's own default.
+    max_body_bytes: int | None = None
+    max_sessions: int | None = None
+    #: True (the default): an unexpected exception in a tool reaches the client as a generic
+    #: error with a reference id, the traceback only in the server log. False shows the
+    #: exception text to the client (development only: it can leak secrets).
+    mask_errors: bool = True
+    tool_timeout: float | None = None
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
+        """Settings from `MCPKIT_*` variables; unset ones keep their defaults."""
+        env = os.environ if environ is None else environ
+        values: dict[str, Any] = {}
+        for f in fields(cls):
+            if ENV_PREFIX + f.name.upper() in env:
+                values[f.name] = cls.read(f.name, env)
+        return cls(**values)
+
+    @classmethod
+    def read(cls, field: str, environ: Mapping[str, str] | None = None) -> Any:
+        """One setting: its variable's value, or the default when it is unset."""
+        env = os.environ if environ is None else environ
+        name = ENV_PREFIX + field.upper()
+        text = env.get(name)
+        if text is None:
+            return _DEFAULTS[field]
+        parse = _PARSERS[field]
+        try:
+            return parse(text)
+        except ValueError:
+            raise SettingsError(f"{name}={text!r} is not valid: expected {parse.__doc__}") from None
+
+    def pick(self, name: str, given: T | None) -> T:
+        """`given` when it is not None, else this setting."""
+        return given if given is not None else getattr(self, name)
+
+    def configure_logging(self) -> None:
+        """Set the `mcpkit` loggers' level; give the root logger a stderr handler only when
+        the application configured none (stdout is the stdio transport's)."""
+        level = getattr(logging, self.log_level.upper())
+        logging.getLogger("mcpkit").setLevel(level)
+        root = logging.getLogger()
+        if not root.handlers:
+            logging.basicConfig(
+                level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+            )
+
+
+_DEFAULTS: dict[str, Any] = {f.name: f.default for f in fields(Settings)}
