@@ -445,15 +445,22 @@ class Server:
         return StreamableHTTPApp(self, **options)
 
     def run(
-        self, transport: str = "stdio", *, host: str = "127.0.0.1", port: int = 8000, **options: Any
+        self,
+        transport: str = "stdio",
+        *,
+        host: str | None = None,
+        port: int | None = None,
+        **options: Any,
     ) -> None:
         """Serve until stopped: `stdio` (default) or `http` (uvicorn, bound to loopback).
 
-        `auth=`: a `BearerAuth` on HTTP; an `EnvironmentAuth` on stdio (credentials from the
-        environment, BASE-31)."""
+        `host`, `port` and the limits default to `MCPKIT_*` settings (`server.settings`), then
+        127.0.0.1:8000. `auth=`: a `BearerAuth` on HTTP; an `EnvironmentAuth` on stdio
+        (credentials from the environment, BASE-31)."""
         if transport == "stdio":
             from ..transports.stdio import run_stdio
 
+            Settings.from_env().configure_logging()
             run_stdio(self, auth=options.get("auth"))
         elif transport in ("http", "streamable-http"):
             from ..transports.http import serve_http
