@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import sys
 from collections.abc import AsyncIterator, Callable
 from typing import Any
@@ -112,6 +113,9 @@ class FakeAPI:
 
 
 # -- the script, in provider-neutral form: each step is a list of (tool, args) or a final text --
+#: Stands for the reservation handle the warehouse returned (read from the conversation).
+RESERVATION = "<reservation>"
+HANDLE_RE = re.compile(r"reservation_[A-Za-z0-9_-]{24}")
 STEPS: list[list[tuple[str, dict[str, Any]]] | str] = [
     [
         ("shipping__track_parcel", {"parcel_id": "NW-1042"}),
@@ -124,16 +128,16 @@ STEPS: list[list[tuple[str, dict[str, Any]]] | str] = [
     ],
     "Return created and replacement reserved.",
     [
-        ("warehouse__cancel_reservation", {"reservation_id": "R-501"}),
+        ("warehouse__cancel_reservation", {"reservation_id": RESERVATION}),
         ("returns__list_orders", {"customer_id": "C-2002"}),
-        ("warehouse__reservation_status", {"reservation_id": "R-501"}),
+        ("warehouse__reservation_status", {"reservation_id": RESERVATION}),
     ],
     "Done.",
 ]
 TURNS = [
     "Where is NW-1042 (and NW-0000)?",
     "Return ORD-7 and reserve a new kettle.",
-    "Cancel R-501; list C-2002's orders.",
+    "Cancel that reservation; list C-2002's orders.",
 ]
 
 
@@ -197,10 +201,24 @@ def tool_results(provider: str, body: dict[str, Any]) -> list[tuple[str, bool]]:
     return list(reversed(out))
 
 
+def with_handle(step: Any, body: dict[str, Any]) -> Any:
+    """The step with the reservation handle the server returned earlier in `body`."""
+    if isinstance(step, str):
+        return step
+    found = HANDLE_RE.findall(json.dumps(body))
+    handle = found[-1] if found else RESERVATION
+    return [
+        (name, {k: handle if v == RESERVATION else v for k, v in args.items()})
+        for name, args in step
+    ]
+
+
 @pytest.mark.parametrize("provider", ["anthropic", "openai"])
 async def test_host_with_real_sdk(provider: str, northwind: dict[str, str]) -> None:
     make = anthropic_reply if provider == "anthropic" else openai_reply
-    replies = [lambda body, s=step, n=n: make(s, n) for n, step in enumerate(STEPS)]
+    replies = [
+        lambda body, s=step, n=n: make(with_handle(s, body), n) for n, step in enumerate(STEPS)
+    ]
     path = "/v1/messages" if provider == "anthropic" else "/v1/chat/completions"
     async with FakeAPI(path, replies) as api:
         if provider == "anthropic":
@@ -250,7 +268,7 @@ async def test_host_with_real_sdk(provider: str, northwind: dict[str, str]) -> N
     # One elicitation round (returns asked the user), and the reservation was made.
     assert ("elicit", "returns") in ui.events
     (ret, ret_err), (res, _) = tool_results(provider, bodies[3])
-    assert '"created"' in ret and not ret_err and "R-501" in res
+    assert '"created"' in ret and not ret_err and HANDLE_RE.search(res)  # a state handle
     # list_changed between turns: the new warehouse tool is offered afterwards.
     assert "warehouse__reservation_status" in tool_names(provider, bodies[4])
     # The denied destructive call never reached the server: the reservation is still held.
