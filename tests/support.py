@@ -306,17 +306,38 @@ def text_of(result: dict[str, Any]) -> str:
     return " ".join(c["text"] for c in result["content"] if c.get("type") == "text")
 
 
+def free_port() -> int:
+    """A loopback port free right now (another process may still take it first)."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+async def wait_port(port: int, proc: asyncio.subprocess.Process, seconds: float = 20) -> None:
+    """Until `proc` accepts connections on `port` (no readiness line to read)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + seconds
+    while True:
+        try:
+            _, writer = await asyncio.open_connection("127.0.0.1", port)
+            writer.close()
+            return
+        except OSError:
+            if proc.returncode is not None or loop.time() > deadline:
+                raise RuntimeError(f"nothing listens on {port}") from None
+            await asyncio.sleep(0.05)
+
+
 @contextlib.asynccontextmanager
 async def redis_server() -> AsyncIterator[str]:
     """A real redis-server of this test's own (free port, no persistence): its URL."""
     import shutil
-    import socket
 
     exe = shutil.which("redis-server")
     assert exe is not None, "redis-server is required (apt-get install redis-server)"
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     proc = await asyncio.create_subprocess_exec(
         exe,
         "--port",

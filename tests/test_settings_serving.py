@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -12,7 +11,7 @@ from pathlib import Path
 import aiohttp
 import orjson
 
-from support import headers_for, rpc
+from support import free_port, headers_for, rpc
 
 SERVER = '''
 from mcpkit import Server
@@ -25,12 +24,6 @@ def add(a: int, b: int) -> int:
     """Add two integers."""
     return a + b
 '''
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 async def test_mcpkit_run_takes_port_log_level_and_body_limit_from_the_environment(

@@ -17,6 +17,7 @@ import typer
 
 from .._version import __version__
 from .arguments import parse_key_values, split_command_tail
+from .lint import lint
 
 if TYPE_CHECKING:
     from ..client import Client
@@ -81,6 +82,7 @@ def _register_host_commands() -> None:
 
 
 _register_host_commands()
+app.command()(lint)  # mcpkit lint (cli/lint.py)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
