@@ -4,7 +4,7 @@
 |---|---|---|---|
 | `MCPKIT_HOST` | str | `127.0.0.1` | HTTP bind address (loopback unless you say otherwise) |
 | `MCPKIT_PORT` | int 0-65535 | `8000` | HTTP port |
-| `MCPKIT_LOG_LEVEL` | debug, info, warning, error, critical | `warning` | the `mcpkit` loggers and uvicorn |
+| `MCPKIT_LOG_LEVEL` | debug, info, warning, error, critical | unset | the `mcpkit` loggers and uvicorn |
 | `MCPKIT_MAX_BODY_BYTES` | int > 0 | 4 MiB (the transport's) | largest HTTP request body (413 above) |
 | `MCPKIT_MAX_SESSIONS` | int > 0 | 10000 (the transport's) | live 2025-11-25 HTTP sessions |
 | `MCPKIT_MASK_ERRORS` | bool | `true` | hide unexpected tool exceptions from clients |
@@ -101,7 +101,8 @@ class Settings:
 
     host: str = "127.0.0.1"
     port: int = 8000
-    log_level: str = "warning"
+    #: None: logging is left as the application configured it (uvicorn logs warnings).
+    log_level: str | None = None
     #: None: the transport's own default.
     max_body_bytes: int | None = None
     max_sessions: int | None = None
@@ -140,8 +141,11 @@ class Settings:
         return given if given is not None else getattr(self, name)
 
     def configure_logging(self) -> None:
-        """Set the `mcpkit` loggers' level; give the root logger a stderr handler only when
-        the application configured none (stdout is the stdio transport's)."""
+        """With a `log_level`: set the `mcpkit` loggers' level, and give the root logger a
+        stderr handler when the application configured none (stdout is the stdio transport's).
+        Without one, nothing changes (Python still prints warnings and errors to stderr)."""
+        if self.log_level is None:
+            return
         level = getattr(logging, self.log_level.upper())
         logging.getLogger("mcpkit").setLevel(level)
         root = logging.getLogger()

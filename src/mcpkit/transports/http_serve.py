@@ -35,7 +35,7 @@ def serve_http(
     settings = Settings.from_env()
     settings.configure_logging()
     host, port = settings.pick("host", host), settings.pick("port", port)
-    log_level = settings.pick("log_level", log_level)
+    log_level = log_level or settings.log_level or "warning"
     if settings.max_body_bytes is not None:
         options.setdefault("max_body_size", settings.max_body_bytes)
     if settings.max_sessions is not None and server.legacy:
