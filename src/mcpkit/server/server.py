@@ -22,14 +22,13 @@ from ..protocol.versions import (
 from . import methods
 from .caching import DEFAULT_CACHE, CacheHint
 from .context import Emit
+from .env import read_setting
 from .events import EventBus
-from .handles import Handles, HandleStore
 from .middleware import Call, CallNext, Middleware, chain
 from .mrtr import MrtrEngine
 from .prompts import Prompt
 from .request_state import StateSealer, StateStore
 from .resources import Resource, ResourceTemplate
-from .settings import Settings
 from .subscriptions import RESOURCE_UPDATED, Subscription, SubscriptionHub
 from .tasks import TaskStore
 from .tasks.methods import METHODS as TASK_METHODS
@@ -39,6 +38,7 @@ from .uri_template import UriTemplate
 
 if TYPE_CHECKING:
     from ..transports.http import StreamableHTTPApp
+    from .handles import Handles, HandleStore
 
 F = TypeVar("F", bound=Callable[..., Any])
 log = logging.getLogger("mcpkit.server")
@@ -126,7 +126,8 @@ class Server:
         self._methods = {**methods.METHODS, **TASK_METHODS}
         #: State handles for tools (`server.handles.kind("basket", ttl=...)`); in memory unless
         #: given a shared store (`RedisHandleStore`) for several instances.
-        self.handles = Handles(handles)
+        self._handle_store = handles
+        self._handles: Handles | None = None
         self.lifespan = lifespan
         #: What `lifespan` yielded, while serving (None before startup and without a lifespan).
         self.lifespan_state: Any = None
@@ -134,10 +135,10 @@ class Server:
         #: Unexpected tool exceptions reach clients as a generic error with a reference id
         #: (default; `MCPKIT_MASK_ERRORS=0` or `mask_errors=False` shows them, for development).
         self._mask_errors = (
-            Settings.read("mask_errors") if mask_errors is None else bool(mask_errors)
+            read_setting("mask_errors") if mask_errors is None else bool(mask_errors)
         )
         #: Timeout of tools registered without one (`MCPKIT_TOOL_TIMEOUT`; None: no limit).
-        self.tool_timeout: float | None = Settings.read("tool_timeout")
+        self.tool_timeout: float | None = read_setting("tool_timeout")
         self.middleware: list[Middleware] = []
         self._chain: CallNext | None = None
         for mw in middleware:
@@ -201,6 +202,16 @@ class Server:
             tool.timeout = self.tool_timeout
         self.tools[tool.name] = tool
         self._changed("notifications/tools/list_changed")
+
+    @property
+    def handles(self) -> Handles:
+        """State handles for tools: `server.handles.kind("basket", ttl=1800)` (made on first
+        use, so servers without handles do not load them)."""
+        if self._handles is None:
+            from .handles import Handles
+
+            self._handles = Handles(self._handle_store)
+        return self._handles
 
     @property
     def mask_errors(self) -> bool:
@@ -459,6 +470,7 @@ class Server:
         (credentials from the environment, BASE-31)."""
         if transport == "stdio":
             from ..transports.stdio import run_stdio
+            from .settings import Settings
 
             Settings.from_env().configure_logging()
             run_stdio(self, auth=options.get("auth"))

@@ -22,77 +22,15 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any, TypeVar
 
+from .env import ENV_PREFIX, SettingsError, read_setting
+
 __all__ = ["ENV_PREFIX", "Settings", "SettingsError"]
 
-ENV_PREFIX = "MCPKIT_"
-LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
 T = TypeVar("T")
-
-
-class SettingsError(ValueError):
-    """A `MCPKIT_*` variable whose value cannot be used (one line: variable, value, expected)."""
-
-
-def _int(low: int, high: int | None = None) -> Callable[[str], int]:
-    def parse(text: str) -> int:
-        value = int(text)
-        if value < low or (high is not None and value > high):
-            raise ValueError
-        return value
-
-    parse.__doc__ = f"an integer from {low}" + (f" to {high}" if high is not None else " up")
-    return parse
-
-
-def _bool(text: str) -> bool:
-    """one of 1/0, true/false, yes/no, on/off"""
-    lowered = text.strip().lower()
-    if lowered in ("1", "true", "yes", "on"):
-        return True
-    if lowered in ("0", "false", "no", "off"):
-        return False
-    raise ValueError
-
-
-def _level(text: str) -> str:
-    """one of debug, info, warning, error, critical"""
-    lowered = text.strip().lower()
-    if lowered not in LOG_LEVELS:
-        raise ValueError
-    return lowered
-
-
-def _seconds(text: str) -> float | None:
-    """a number of seconds above 0 (or empty for none)"""
-    if not text.strip():
-        return None
-    value = float(text)
-    if not value > 0 or value == float("inf"):
-        raise ValueError
-    return value
-
-
-def _str(text: str) -> str:
-    """a non-empty string"""
-    if not text.strip():
-        raise ValueError
-    return text.strip()
-
-
-#: field name → how its variable's text becomes a value.
-_PARSERS: dict[str, Callable[[str], Any]] = {
-    "host": _str,
-    "port": _int(0, 65535),
-    "log_level": _level,
-    "max_body_bytes": _int(1),
-    "max_sessions": _int(1),
-    "mask_errors": _bool,
-    "tool_timeout": _seconds,
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,22 +57,13 @@ class Settings:
         values: dict[str, Any] = {}
         for f in fields(cls):
             if ENV_PREFIX + f.name.upper() in env:
-                values[f.name] = cls.read(f.name, env)
+                values[f.name] = read_setting(f.name, env)
         return cls(**values)
 
     @classmethod
     def read(cls, field: str, environ: Mapping[str, str] | None = None) -> Any:
         """One setting: its variable's value, or the default when it is unset."""
-        env = os.environ if environ is None else environ
-        name = ENV_PREFIX + field.upper()
-        text = env.get(name)
-        if text is None:
-            return _DEFAULTS[field]
-        parse = _PARSERS[field]
-        try:
-            return parse(text)
-        except ValueError:
-            raise SettingsError(f"{name}={text!r} is not valid: expected {parse.__doc__}") from None
+        return read_setting(field, environ)
 
     def pick(self, name: str, given: T | None) -> T:
         """`given` when it is not None, else this setting."""
@@ -153,6 +82,3 @@ class Settings:
             logging.basicConfig(
                 level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
             )
-
-
-_DEFAULTS: dict[str, Any] = {f.name: f.default for f in fields(Settings)}
