@@ -10,7 +10,8 @@
     server = Server("shop", middleware=[timing])
 
 A middleware gets the `Call` (method, params, the caller, the server, its lifespan state) and
-`call_next`; it returns the request's `result` or raises an `MCPError` (the request's error).
+`call_next`; it returns the request's `result` or raises an `MCPError` (the request's error;
+any other exception is answered -32603 and logged by the transport).
 Returning without calling `call_next` short-circuits the request. The first middleware in the
 list is the outermost. A tool's own failure is already a result (`isError: true`) by the time
 it comes back through the chain; protocol errors (unknown tool, bad params) are raised.
