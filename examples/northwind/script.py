@@ -15,7 +15,7 @@ from mcpkit.host.models.scripted import ScriptedModel
 SUPPORT_TURNS = [
     "Hi, this is Dana. Where is my parcel NW-1042, and is the blue kettle (KET-BLUE) in stock?",
     "The kettle from order ORD-7 arrived cracked. Please open a return and reserve a replacement.",
-    "Thanks. Also cancel reservation R-501, track NW-0000, and list the orders of customer C-2002.",
+    "Thanks. Also cancel that reservation, track NW-0000, and list the orders of customer C-2002.",
 ]
 
 
@@ -80,9 +80,21 @@ def step_answer_return(history: list[Message], tools: list[ToolSpec]) -> Assista
     )
 
 
+def _reservation_id(history: list[Message]) -> str:
+    """The reservation handle the warehouse returned earlier in the conversation."""
+    for m in reversed(history):
+        if isinstance(m, ToolResults):
+            for r in m.results:
+                for b in r.content:
+                    text = b.get("text", "") if b.get("type") == "text" else ""
+                    if '"reservation_id"' in text:
+                        return str(json.loads(text)["reservation_id"])
+    return "unknown"
+
+
 def step_cancel_track_list(history: list[Message], tools: list[ToolSpec]) -> AssistantMessage:
     return _calls(
-        ("warehouse__cancel_reservation", {"reservation_id": "R-501"}),
+        ("warehouse__cancel_reservation", {"reservation_id": _reservation_id(history)}),
         ("shipping__track_parcel", {"parcel_id": "NW-0000"}),
         ("returns__list_orders", {"customer_id": "C-2002"}),
     )
