@@ -29,26 +29,6 @@ V = "2026-07-28"
 WIRE: list[tuple[str, dict[str, Any]]] = []
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-async def wait_port(port: int, proc: asyncio.subprocess.Process) -> None:
-    """Until the process listens on `port` (polling: a server announces nothing else)."""
-    deadline = asyncio.get_running_loop().time() + 20
-    while True:
-        try:
-            _, writer = await asyncio.open_connection("127.0.0.1", port)
-            writer.close()
-            return
-        except OSError:
-            if proc.returncode is not None or asyncio.get_running_loop().time() > deadline:
-                raise RuntimeError(f"nothing listens on {port}") from None
-            await asyncio.sleep(0.05)
-
-
 def record(method: str, message: dict[str, Any]) -> None:
     WIRE.append((method, message))
 
@@ -329,7 +309,6 @@ def text_of(result: dict[str, Any]) -> str:
 
 def free_port() -> int:
     """A loopback port free right now (another process may still take it first)."""
-    import socket
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
