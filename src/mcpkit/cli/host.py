@@ -31,16 +31,22 @@ def _load(config: Path | None) -> Any:
 
 def _agent_spec(
     config: Any, agent: str | None, servers: list[str] | None
-) -> tuple[list[str] | None, str | None]:
+) -> tuple[list[str] | None, str | None, Any]:
+    from ..host import ConfigError, ToolSettings
+
     agents = config.raw.get("agents") or {}
     if agent is None:
-        return servers, None
+        return servers, None, None
     if agent not in agents:
         raise typer.BadParameter(
             f"no agent {agent!r} in the configuration (have: {', '.join(agents) or 'none'})"
         )
     spec = agents[agent]
-    return servers or spec.get("servers"), spec.get("system")
+    try:
+        tools = ToolSettings.from_config(spec.get("tools"), f"agent {agent!r}: tools")
+    except ConfigError as exc:
+        raise typer.BadParameter(str(exc)) from None
+    return servers or spec.get("servers"), spec.get("system"), tools
 
 
 def tools(
@@ -120,10 +126,11 @@ def host(
     from rich.prompt import Prompt
 
     from ..host import ConsentPolicy, Host, ToolPins, make_model
+    from ..host.chat import chat_turn
     from ..host.terminal import TerminalUI
 
     cfg = _load(config)
-    chosen, agent_system = _agent_spec(cfg, agent, servers)
+    chosen, agent_system, agent_tools = _agent_spec(cfg, agent, servers)
     try:
         llm = make_model(model)
     except (ValueError, ImportError) as exc:
@@ -140,12 +147,13 @@ def host(
             pins=pins,
             servers=chosen,
         ) as h:
-            session = h.agent(system=system or agent_system)
+            session = h.agent(system=system or agent_system, tools=agent_tools)
             if prompt is not None:
-                await session.ask(prompt)
+                await chat_turn(session, prompt)
                 return
             console.print(
-                f"[dim]model {llm.name}; {len(h.fleet.catalog())} tools; empty line or Ctrl-D to quit[/]"
+                f"[dim]model {llm.name}; {len(h.fleet.catalog())} tools; @server:uri attaches a "
+                "resource, /server:prompt key=value runs a prompt; empty line or Ctrl-D to quit[/]"
             )
             while True:
                 try:
@@ -156,6 +164,6 @@ def host(
                     return
                 if not text.strip():
                     return
-                await session.ask(text)
+                await chat_turn(session, text)  # also @server:uri and /server:prompt
 
     asyncio.run(work())

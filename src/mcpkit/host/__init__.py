@@ -10,9 +10,11 @@ from __future__ import annotations
 from types import TracebackType
 
 from .agent import Agent
+from .catalog import ToolSettings
 from .config import ConfigError, HostConfig, ServerConfig, load_config, parse_config
 from .connections import Fleet
 from .consent import ConsentPolicy, Decision, PendingCall
+from .hooks import CallExtras, CallInfo, OnCall
 from .models import ModelAdapter, make_model
 from .naming import ToolNames, alias_for
 from .pins import ToolPins
@@ -31,7 +33,10 @@ class Host:
         policy: ConsentPolicy | None = None,
         pins: ToolPins | None = None,
         servers: list[str] | None = None,
+        on_call: OnCall | None = None,
     ) -> None:
+        """`on_call`: called before each tool call to add per-user `_meta`, headers or
+        host-owned argument values (see `mcpkit.host.hooks`)."""
         if ui is None:
             from .terminal import TerminalUI
 
@@ -39,6 +44,7 @@ class Host:
         self.ui = ui
         self.model = model
         self.policy = policy or ConsentPolicy()
+        self.on_call = on_call
         self.fleet = Fleet(config, ui, self.policy, model=model, pins=pins, servers=servers)
 
     async def __aenter__(self) -> Host:
@@ -53,14 +59,35 @@ class Host:
     ) -> None:
         await self.fleet.close()
 
-    def agent(self, *, system: str | None = None, max_rounds: int = 12) -> Agent:
+    def agent(
+        self,
+        *,
+        system: str | None = None,
+        max_rounds: int = 12,
+        tools: ToolSettings | None = None,
+        max_tool_tokens: int | None = None,
+    ) -> Agent:
+        """An agent over the fleet. `tools`: its filters and catalogue budget (an agent's
+        `"tools"` entry in the config: `ToolSettings.from_config`); `max_tool_tokens`: the
+        output budget of one tool result."""
+        extra = {} if max_tool_tokens is None else {"max_tool_tokens": max_tool_tokens}
         return Agent(
-            self.fleet, self.model, self.ui, self.policy, system=system, max_rounds=max_rounds
+            self.fleet,
+            self.model,
+            self.ui,
+            self.policy,
+            system=system,
+            max_rounds=max_rounds,
+            tools=tools,
+            on_call=self.on_call,
+            **extra,
         )
 
 
 __all__ = [
     "Agent",
+    "CallExtras",
+    "CallInfo",
     "ConfigError",
     "ConsentPolicy",
     "Decision",
@@ -69,10 +96,12 @@ __all__ = [
     "HostConfig",
     "HostUI",
     "ModelAdapter",
+    "OnCall",
     "PendingCall",
     "ServerConfig",
     "ToolNames",
     "ToolPins",
+    "ToolSettings",
     "alias_for",
     "load_config",
     "make_model",

@@ -75,8 +75,13 @@ class Agent:
 
     async def ask(self, text: str) -> str:
         """One user turn; returns the model's final answer."""
-        self.ui.user(text)
-        self.history.append(UserMessage(text))
+        return await self.send([UserMessage(text)], text)
+
+    async def send(self, messages: list[Message], shown: str) -> str:
+        """A turn made of `messages` (a prompt's, an attachment's), shown to the user as
+        `shown`; returns the model's final answer."""
+        self.ui.user(shown)
+        self.history.extend(messages)
         return await self._loop()
 
     async def _loop(self) -> str:

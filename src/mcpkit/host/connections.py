@@ -186,7 +186,9 @@ class Fleet:
             if link.client is not None
             for t in link.tools
         ]
-        self.names = ToolNames(pairs)
+        self.names = ToolNames(
+            pairs, {n: link.config.alias for n, link in self.links.items() if link.config.alias}
+        )
         self._targets = {}
         for link in self.links.values():
             if link.client is None:

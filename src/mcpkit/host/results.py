@@ -213,13 +213,16 @@ def shrink_image(block: dict[str, Any]) -> dict[str, Any]:
 
 
 def _encode(img: Any, mime: str) -> tuple[bytes, str]:
-    buf = io.BytesIO()
-    if mime == "image/jpeg" or img.mode not in ("RGB", "RGBA", "L", "LA", "P"):
-        img.convert("RGB").save(buf, "JPEG", quality=85)
-        return buf.getvalue(), "image/jpeg"
-    img.save(buf, "PNG", optimize=True)
-    if buf.tell() > IMAGE_MAX_BYTES:  # photographs compress better as JPEG
+    """PNG (JPEG for photographs and JPEG input), halving the size until under the limit."""
+    for _ in range(8):
         buf = io.BytesIO()
+        if mime != "image/jpeg" and img.mode in ("RGB", "RGBA", "L", "LA", "P"):
+            img.save(buf, "PNG", optimize=True)
+            if buf.tell() <= IMAGE_MAX_BYTES:
+                return buf.getvalue(), "image/png"
+            buf = io.BytesIO()
         img.convert("RGB").save(buf, "JPEG", quality=85)
-        return buf.getvalue(), "image/jpeg"
-    return buf.getvalue(), "image/png"
+        if buf.tell() <= IMAGE_MAX_BYTES:
+            return buf.getvalue(), "image/jpeg"
+        img = img.resize((max(1, img.size[0] // 2), max(1, img.size[1] // 2)))
+    return buf.getvalue(), "image/jpeg"

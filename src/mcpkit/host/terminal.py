@@ -69,6 +69,8 @@ class TerminalUI:
         text = "\n".join(describe_block(b) for b in result.content)
         style = "red" if result.is_error else "dim"
         self.console.print(f"[{style}]  -> {call.tool}: {text}[/]")
+        for block in result.user_only:  # audience: user only, never sent to the model
+            self.console.print(f"[cyan]  (for you) {describe_block(block)}[/]")
 
     def progress(
         self, call: PendingCall, progress: float, total: float | None, message: str | None
