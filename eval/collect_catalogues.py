@@ -83,10 +83,10 @@ async def collect(spec: dict[str, Any], node: Path, venvs: list[Path], tmp: str)
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             port = s.getsockname()[1]
-        redis = subprocess.Popen(
-            ["redis-server", "--port", str(port), "--save", "", "--dir", tmp],
+        redis = await asyncio.create_subprocess_exec(
+            "redis-server", "--port", str(port), "--save", "", "--dir", tmp,
             stdout=subprocess.DEVNULL,
-        )
+        )  # fmt: skip
         await wait_port(port)
 
     def fill(value: str) -> str:
@@ -112,7 +112,7 @@ async def collect(spec: dict[str, Any], node: Path, venvs: list[Path], tmp: str)
     finally:
         if redis is not None:
             redis.terminate()
-            redis.wait()
+            await redis.wait()
     return {
         "server": spec["name"],
         "registry": spec["registry"],
@@ -140,15 +140,19 @@ async def main() -> None:
             continue
         with tempfile.TemporaryDirectory() as tmp:
             try:
-                data = await collect(spec, args.node.resolve(), [p.resolve() for p in args.python], tmp)
+                data = await collect(
+                    spec, args.node.resolve(), [p.resolve() for p in args.python], tmp
+                )
             except Exception as exc:
                 print(f"{spec['name']}: failed: {type(exc).__name__}: {exc}", file=sys.stderr)
                 continue
         path = OUT / f"{spec['name']}.json"
         path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
         total += len(data["tools"])
-        print(f"{spec['name']}: {data['package']} {data['version']} ({data['license']}): "
-              f"{len(data['tools'])} tools")
+        print(
+            f"{spec['name']}: {data['package']} {data['version']} ({data['license']}): "
+            f"{len(data['tools'])} tools"
+        )
     print(f"total {total} tools")
 
 

@@ -5,9 +5,11 @@ instructions."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import sys
+from collections.abc import AsyncIterator
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -19,12 +21,14 @@ from host_support import (
     FakeAPI,
     RecordingUI,
     api_path,
+    free_port,
     images,
     scripted,
     sdk_model,
     system_prompt,
     tool_names,
     tool_results,
+    wait_port,
 )
 from mcpkit.host import ConsentPolicy, Host, parse_config
 from mcpkit.host.results import IMAGE_MAX_BYTES, IMAGE_MAX_SIDE, image_size
@@ -53,9 +57,24 @@ def config(servers: dict[str, Any]) -> Any:
     return parse_config({"mcpServers": servers}, env={})
 
 
+@pytest.fixture
+async def catalogue_urls() -> AsyncIterator[dict[str, str]]:
+    """The catalogues, each its own Streamable HTTP server, all in one process."""
+    port = free_port()
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, str(SERVERS / "catalogue_server.py"), "--http", str(port), *CATALOGUES
+    )
+    await wait_port(port, proc)
+    yield {name: f"http://127.0.0.1:{port}/{name}/mcp" for name in CATALOGUES}
+    proc.terminate()
+    await proc.wait()
+
+
 @pytest.mark.parametrize("provider", PROVIDERS)
-async def test_deferred_loading_over_300_real_tools(provider: str) -> None:
-    cfg = config({name: stdio("catalogue_server.py", name) for name in CATALOGUES})
+async def test_deferred_loading_over_300_real_tools(
+    provider: str, catalogue_urls: dict[str, str]
+) -> None:
+    cfg = config({name: {"type": "http", "url": url} for name, url in catalogue_urls.items()})
     want = "github__create_pull_request"
     pr = {"owner": "octo", "repo": "widgets", "title": "Fix", "head": "fix", "base": "main"}
 
