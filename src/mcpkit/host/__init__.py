@@ -69,8 +69,7 @@ class Host:
     ) -> Agent:
         """An agent over the fleet. `tools`: its filters and catalogue budget (an agent's
         `"tools"` entry in the config: `ToolSettings.from_config`); `max_tool_tokens`: the
-        output budget of one tool result."""
-        extra = {} if max_tool_tokens is None else {"max_tool_tokens": max_tool_tokens}
+        output budget of one tool result (default: the settings' `resultBudget`)."""
         return Agent(
             self.fleet,
             self.model,
@@ -80,7 +79,7 @@ class Host:
             max_rounds=max_rounds,
             tools=tools,
             on_call=self.on_call,
-            **extra,
+            max_tool_tokens=max_tool_tokens,
         )
 
 

@@ -53,7 +53,7 @@ class Agent:
         *,
         system: str | None = None,
         max_rounds: int = 12,
-        max_tool_tokens: int = DEFAULT_RESULT_TOKENS,
+        max_tool_tokens: int | None = None,
         tools: ToolSettings | None = None,
         on_call: OnCall | None = None,
     ) -> None:
@@ -63,14 +63,15 @@ class Agent:
         self.policy = policy or ConsentPolicy()
         self.system = system
         self.max_rounds = max_rounds
-        self.max_tool_tokens = max_tool_tokens
+        settings = tools or ToolSettings()
+        self.max_tool_tokens = max_tool_tokens or settings.result_budget
         self.on_call = on_call
         self.history: list[Message] = []
-        self.catalog = ToolCatalog(tools or ToolSettings(), SpecTokens(counter_for(model.name)))
+        self.catalog = ToolCatalog(settings, SpecTokens(counter_for(model.name)))
         self.results = ResultStore()
         self.resources = ResourceIndex(fleet)
         self.host_tools = HostTools(
-            self.catalog, self.results, self.resources, self._consent, max_tool_tokens
+            self.catalog, self.results, self.resources, self._consent, self.max_tool_tokens
         )
 
     async def ask(self, text: str) -> str:

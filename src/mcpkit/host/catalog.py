@@ -2,13 +2,15 @@
 
     "agents": {"triage": {"servers": ["github", "jira"],
                           "tools": {"allow": ["github__*"], "deny": ["github__delete_*"],
-                                    "budget": 8000, "alwaysOn": ["github__get_issue"]}}}
+                                    "budget": 8000, "alwaysOn": ["github__get_issue"],
+                                    "resultBudget": 25000}}}
 
 Filters are globs on the namespaced names (deny wins; no `allow` means all); a filtered-out
 tool is neither offered nor callable. When the selected catalogue costs more than `budget`
 tokens per model request, the agent switches to deferred loading: the model gets the
 `alwaysOn` tools plus a `search_tools` host tool; each search offers its best matches for the
-rounds that follow (the most recently found first, within the budget).
+rounds that follow (the most recently found first, within the budget). `resultBudget` is the
+output budget of one tool result (see `results`).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import Any
 
 from .config import ConfigError
 from .conversation import ToolSpec
+from .results import DEFAULT_RESULT_TOKENS
 from .search import BM25Ranker, Ranker, ToolDoc
 from .tokens import SpecTokens
 
@@ -36,6 +39,8 @@ class ToolSettings:
     budget: int = DEFAULT_BUDGET
     always_on: tuple[str, ...] = ()
     search_limit: int = DEFAULT_SEARCH_LIMIT
+    #: Output budget of one tool result, in tokens (`resultBudget`).
+    result_budget: int = DEFAULT_RESULT_TOKENS
 
     def selects(self, name: str) -> bool:
         if any(fnmatch.fnmatchcase(name, p) for p in self.deny):
@@ -49,7 +54,7 @@ class ToolSettings:
             return cls()
         if not isinstance(value, Mapping):
             raise ConfigError(f"{where}: must be an object with allow, deny, budget, alwaysOn")
-        unknown = set(value) - {"allow", "deny", "budget", "alwaysOn", "searchLimit"}
+        unknown = set(value) - {"allow", "deny", "budget", "alwaysOn", "searchLimit", "resultBudget"}
         if unknown:
             raise ConfigError(f"{where}: unknown keys {sorted(unknown)}")
 
@@ -73,6 +78,7 @@ class ToolSettings:
             positive("budget", DEFAULT_BUDGET),
             globs("alwaysOn"),
             positive("searchLimit", DEFAULT_SEARCH_LIMIT),
+            positive("resultBudget", DEFAULT_RESULT_TOKENS),
         )
 
 
