@@ -30,6 +30,7 @@ from .tokens import SpecTokens
 DEFAULT_BUDGET = 10_000
 #: Tool definitions one `search_tools` call returns (and offers) at most.
 DEFAULT_SEARCH_LIMIT = 5
+_KEYS = frozenset({"allow", "deny", "budget", "alwaysOn", "searchLimit", "resultBudget"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +55,7 @@ class ToolSettings:
             return cls()
         if not isinstance(value, Mapping):
             raise ConfigError(f"{where}: must be an object with allow, deny, budget, alwaysOn")
-        unknown = set(value) - {"allow", "deny", "budget", "alwaysOn", "searchLimit", "resultBudget"}
+        unknown = set(value) - _KEYS
         if unknown:
             raise ConfigError(f"{where}: unknown keys {sorted(unknown)}")
 
