@@ -3,9 +3,7 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
-import socket
 from collections.abc import Callable
 from typing import Any
 
@@ -14,30 +12,13 @@ from aiohttp import web
 from mcpkit.client.inputs import Elicitation
 from mcpkit.host import Decision, PendingCall
 from mcpkit.host.conversation import ToolResult
+from support import free_port, wait_port
+
+__all__ = ["free_port", "wait_port"]  # re-exported: host tests import their helpers from here
 
 PROVIDERS = ["anthropic", "openai"]
 #: A step of a scripted model: tool calls [(name, arguments)] or a final text.
 Step = list[tuple[str, dict[str, Any]]] | str
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-async def wait_port(port: int, proc: asyncio.subprocess.Process) -> None:
-    """Until something listens on `port` (the process has no readiness line to wait for)."""
-    deadline = asyncio.get_running_loop().time() + 20
-    while True:
-        try:
-            _, writer = await asyncio.open_connection("127.0.0.1", port)
-            writer.close()
-            return
-        except OSError:
-            if proc.returncode is not None or asyncio.get_running_loop().time() > deadline:
-                raise RuntimeError(f"nothing listens on {port}") from None
-            await asyncio.sleep(0.05)
 
 
 class RecordingUI:

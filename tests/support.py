@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib.util
+import socket
 import sys
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
@@ -30,6 +31,26 @@ WIRE: list[tuple[str, dict[str, Any]]] = []
 
 def record(method: str, message: dict[str, Any]) -> None:
     WIRE.append((method, message))
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+async def wait_port(port: int, proc: asyncio.subprocess.Process) -> None:
+    """Until something listens on `port` (for servers that print no readiness line)."""
+    deadline = asyncio.get_running_loop().time() + 20
+    while True:
+        try:
+            _, writer = await asyncio.open_connection("127.0.0.1", port)
+            writer.close()
+            return
+        except OSError:
+            if proc.returncode is not None or asyncio.get_running_loop().time() > deadline:
+                raise RuntimeError(f"nothing listens on {port}") from None
+            await asyncio.sleep(0.05)
 
 
 def load_everything_server() -> Any:
