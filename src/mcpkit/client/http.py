@@ -137,7 +137,9 @@ class HttpTransport:
         )
         headers = build_request_headers(method, params, header_params)
         headers.update(self.extra_headers)
-        headers.update(CALL_HEADERS.get())
+        call_headers = CALL_HEADERS.get()
+        if call_headers:  # rare: Client.call_tool(headers=...)
+            headers.update(call_headers)
         return headers
 
     async def request(self, request_id: RequestId, method: str, params: JSONObject) -> Response:

@@ -72,7 +72,9 @@ class LegacyHttpChannel:
         if self.session_id is not None:
             h["Mcp-Session-Id"] = self.session_id
         h.update(self.transport.extra_headers)
-        h.update(CALL_HEADERS.get())
+        call_headers = CALL_HEADERS.get()
+        if call_headers:
+            h.update(call_headers)
         return h
 
     def session_ready(self, version: str) -> None:
