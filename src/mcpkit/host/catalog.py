@@ -136,7 +136,7 @@ class ToolCatalog:
 
     def search(self, query: str, limit: int | None = None) -> list[ToolSpec]:
         """The best matches for `query`; they are offered from the next round on."""
-        limit = min(limit or self.settings.search_limit, self.settings.search_limit)
+        limit = max(1, min(limit or self.settings.search_limit, self.settings.search_limit))
         ranker = self._index()
         hits = ranker.search(query, limit)
         for hit in reversed(hits):  # the best match ends most recent

@@ -1,8 +1,7 @@
 """Server `instructions` in the system prompt — for servers the config marks `trusted` only.
 
 Instructions are text from the server that the model reads as guidance; from an untrusted
-server they would be a prompt-injection channel, so they are left out (and the user can read
-them with `mcpkit tools`)."""
+server they would be a prompt-injection channel, so they are left out."""
 
 from __future__ import annotations
 
