@@ -29,10 +29,6 @@ V = "2026-07-28"
 WIRE: list[tuple[str, dict[str, Any]]] = []
 
 
-def record(method: str, message: dict[str, Any]) -> None:
-    WIRE.append((method, message))
-
-
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -40,7 +36,7 @@ def free_port() -> int:
 
 
 async def wait_port(port: int, proc: asyncio.subprocess.Process) -> None:
-    """Until something listens on `port` (for servers that print no readiness line)."""
+    """Until the process listens on `port` (polling: a server announces nothing else)."""
     deadline = asyncio.get_running_loop().time() + 20
     while True:
         try:
@@ -51,6 +47,10 @@ async def wait_port(port: int, proc: asyncio.subprocess.Process) -> None:
             if proc.returncode is not None or asyncio.get_running_loop().time() > deadline:
                 raise RuntimeError(f"nothing listens on {port}") from None
             await asyncio.sleep(0.05)
+
+
+def record(method: str, message: dict[str, Any]) -> None:
+    WIRE.append((method, message))
 
 
 def load_everything_server() -> Any:

@@ -14,8 +14,8 @@ import orjson
 import pytest
 
 from mcpkit.server.request_state import generate_key
-from support import ROOT, free_port, headers_for, meta, record, rpc, wait_port
-from test_http_server import post
+from support import ROOT, headers_for, meta, record, rpc, wait_port
+from test_http_server import free_port, post
 
 REDIS = shutil.which("redis-server")
 pytestmark = pytest.mark.skipif(

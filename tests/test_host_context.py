@@ -23,9 +23,9 @@ from host_support import (
     api_path,
     free_port,
     images,
+    make_model,
     scripted,
-    sdk_model,
-    system_prompt,
+    system_text,
     tool_names,
     tool_results,
     wait_port,
@@ -88,7 +88,7 @@ async def test_deferred_loading_over_300_real_tools(
         "Pull request opened.",
     ]
     async with FakeAPI(api_path(provider), scripted(provider, steps)) as api:
-        host = Host(cfg, model=sdk_model(provider, api), ui=RecordingUI())
+        host = Host(cfg, model=make_model(provider, api), ui=RecordingUI())
         async with host:
             assert len(host.fleet.catalog()) >= 300
             full = len(json.dumps([asdict(spec) for spec in host.fleet.catalog()]))
@@ -124,7 +124,7 @@ async def test_large_result_is_capped_and_paged(provider: str) -> None:
 
     steps: list[Any] = [[("docs__big_report", {})], page_on, "Read it all."]
     async with FakeAPI(api_path(provider), scripted(provider, steps)) as api:
-        host = Host(cfg, model=sdk_model(provider, api), ui=RecordingUI())
+        host = Host(cfg, model=make_model(provider, api), ui=RecordingUI())
         async with host:
             await host.agent().ask("Summarise the big report")
     big = "".join(f"line {i:06d} of the big report\n" for i in range(11_000))[:300_000]
@@ -164,12 +164,12 @@ async def test_links_audience_and_instructions(provider: str) -> None:
     ]
     ui = RecordingUI()
     async with FakeAPI(api_path(provider), scripted(provider, steps)) as api:
-        host = Host(cfg, model=sdk_model(provider, api), ui=ui, policy=ConsentPolicy())
+        host = Host(cfg, model=make_model(provider, api), ui=ui, policy=ConsentPolicy())
         async with host:
             await host.agent(system="Be brief.").ask("What do the docs say about greetings?")
     first, after_link, after_read, after_refusals, after_summary = api.requests
     # (e) Instructions of the trusted server only, after the agent's own system prompt.
-    prompt = system_prompt(provider, first)
+    prompt = system_text(provider, first)
     assert prompt.startswith("Be brief.") and "DOCS-INSTRUCTIONS" in prompt
     assert "OTHER-INSTRUCTIONS" not in json.dumps(api.requests)
     # (c) The link is offered to the model, which follows it through read_resource...

@@ -4,45 +4,30 @@ that return scripted tool calls, over the three Northwind servers (one stdio, tw
 from __future__ import annotations
 
 import asyncio
-import sys
 from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 
 from host_support import (
+    NORTHWIND,
     FakeAPI,
     RecordingUI,
     anthropic_reply,
-    free_port,
+    api_path,
+    make_model,
+    northwind_http,
     openai_reply,
     tool_names,
     tool_results,
-    wait_port,
 )
 from mcpkit.host import ConsentPolicy, Host, load_config
-from support import ROOT
-
-NORTHWIND = ROOT / "examples/northwind"
 
 
 @pytest.fixture
 async def northwind() -> AsyncIterator[dict[str, str]]:
-    ports = {"WAREHOUSE_PORT": free_port(), "RETURNS_PORT": free_port()}
-    procs = []
-    for script, key in (
-        ("warehouse_server.py", "WAREHOUSE_PORT"),
-        ("returns_server.py", "RETURNS_PORT"),
-    ):
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable, str(NORTHWIND / script), str(ports[key])
-        )
-        procs.append(proc)
-        await wait_port(ports[key], proc)
-    yield {"PYTHON": sys.executable, **{k: str(v) for k, v in ports.items()}}
-    for proc in procs:
-        proc.terminate()
-    await asyncio.gather(*(p.wait() for p in procs))
+    async with northwind_http() as env:
+        yield env
 
 
 # -- the script, in provider-neutral form: each step is a list of (tool, args) or a final text --
@@ -75,24 +60,8 @@ TURNS = [
 async def test_host_with_real_sdk(provider: str, northwind: dict[str, str]) -> None:
     make = anthropic_reply if provider == "anthropic" else openai_reply
     replies = [lambda body, s=step, n=n: make(s, n) for n, step in enumerate(STEPS)]
-    path = "/v1/messages" if provider == "anthropic" else "/v1/chat/completions"
-    async with FakeAPI(path, replies) as api:
-        if provider == "anthropic":
-            import anthropic
-
-            from mcpkit.host.models.anthropic import AnthropicModel
-
-            model: Any = AnthropicModel(
-                "fake", client=anthropic.AsyncAnthropic(api_key="test", base_url=api.url)
-            )
-        else:
-            import openai
-
-            from mcpkit.host.models.openai import OpenAIModel
-
-            model = OpenAIModel(
-                "fake", client=openai.AsyncOpenAI(api_key="test", base_url=api.url + "/v1")
-            )
+    async with FakeAPI(api_path(provider), replies) as api:
+        model = make_model(provider, api)
         config = load_config(NORTHWIND / "northwind.json", env=northwind)
         ui = RecordingUI()
         async with Host(config, model=model, ui=ui, policy=ConsentPolicy()) as host:

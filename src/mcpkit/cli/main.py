@@ -74,10 +74,14 @@ EnvOpt = Annotated[
 
 
 def _register_host_commands() -> None:
+    from .audit import audit
     from .host import host, tools
+    from .pins import app as pins_app
 
     app.command("host")(host)
     app.command("tools")(tools)
+    app.add_typer(pins_app, name="pins")
+    app.command("audit")(audit)
 
 
 _register_host_commands()
