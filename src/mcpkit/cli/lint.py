@@ -33,7 +33,7 @@ class FailOn(StrEnum):
 
 class Tokenizer(StrEnum):
     auto = "auto"
-    tiktoken = "tiktoken"
+    exact = "exact"
     estimate = "estimate"
 
 

@@ -118,7 +118,10 @@ class Fleet:
 
     def _rebuild(self) -> None:
         up = [link for link in self.links.values() if link.up]
-        self.names = ToolNames([(link.name, t.name) for link in up for t in link.tools])
+        self.names = ToolNames(
+            [(link.name, t.name) for link in up for t in link.tools],
+            {link.name: link.config.alias for link in up if link.config.alias},  # readable prefixes
+        )
         self._targets = {}
         for link in up:
             owned = set(link.config.host_owned)
