@@ -15,9 +15,7 @@ from aiohttp import web
 from mcpkit.client.inputs import Elicitation
 from mcpkit.host import ConsentPolicy, Decision, Host, PendingCall, load_config
 from mcpkit.host.conversation import ToolResult
-from support import ROOT
-from test_cluster import wait_port
-from test_http_server import free_port
+from support import ROOT, free_port, wait_port
 
 NORTHWIND = ROOT / "examples/northwind"
 
