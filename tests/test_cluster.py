@@ -20,7 +20,7 @@ from test_http_server import post
 REDIS = shutil.which("redis-server")
 pytestmark = pytest.mark.skipif(
     REDIS is None and not os.environ.get("CI"),
-    reason="redis-server is not installed (CI installs it)",
+    reason="needs redis-server on PATH (apt-get install redis-server; .ci/run installs it)",
 )
 
 

@@ -25,7 +25,9 @@ from ..protocol.errors import (
     MCPError,
 )
 from ..protocol.jsonrpc import JSONObject, Notification
+from ..protocol.meta import LOG_LEVEL_RANK
 from ..protocol.tasks import TASK_AUGMENTED_METHODS, TASKS_EXTENSION
+from ..protocol.versions import META_LOG_LEVEL
 from .cache import ResultCache
 from .connect import Era, era_cache_key, make_client_transport
 from .era import ERA_CACHE, probe_modern, server_info
@@ -80,11 +82,17 @@ class Client:
         probe_timeout: float = 5.0,
         auth: OAuth | None = None,
         tasks: bool = True,
+        log_level: str | None = None,
     ) -> None:
         """`auth`: an `mcpkit.auth.OAuth` for servers that answer 401 (HTTP only; a stdio
         server takes credentials from its environment, `env`, as the spec says: BASE-31).
         `tasks`: declare the tasks extension, so that servers may run long tool calls as tasks;
-        `call_tool` follows a task to its result either way it is answered."""
+        `call_tool` follows a task to its result either way it is answered.
+        `log_level` ("debug" ... "emergency"): ask for the server's log messages at or above it
+        on every request (`io.modelcontextprotocol/logLevel`, LOG-03/04; `logging/setLevel` on
+        a 2025-11-25 session); they reach `on_log`. None: modern servers send none."""
+        if log_level is not None and log_level not in LOG_LEVEL_RANK:
+            raise ValueError(f"log_level must be one of {', '.join(LOG_LEVEL_RANK)}")
         self.handlers = InputHandlers(elicitation, sampling, roots, url_elicitation=url_elicitation)
         self.cache = ResultCache() if cache else None
         self.notes = NotificationRouter(self.cache, on_log, on_notification)
@@ -107,6 +115,7 @@ class Client:
         self.session = ClientSession(
             self.transport, timeout=timeout, capabilities=capabilities, client_info=client_info
         )
+        self.session.log_level = log_level
         self.legacy: LegacySession | None = None
         self.info: ServerInfo | None = None
         self._headers_key = hashlib.sha256(
@@ -170,6 +179,10 @@ class Client:
         )
         self.info = await self.legacy.initialize(self.timeout)
         ERA_CACHE[self._era_key] = "legacy"
+        if self.session.log_level is not None and "logging" in self.info.capabilities:
+            await self.legacy.request(
+                "logging/setLevel", {"level": self.session.log_level}, timeout=self.timeout
+            )
         return self.info
 
     async def close(self) -> None:
@@ -186,9 +199,15 @@ class Client:
         timeout: float | EllipsisType | None = ...,
         progress: ProgressCallback | None = None,
         use_cache: bool = True,
+        log_level: str | None = None,
     ) -> JSONObject:
-        """Any request; fulfils input the server asks for; returns the final result object."""
+        """Any request; fulfils input the server asks for; returns the final result object.
+        `log_level` overrides the client's for this request."""
         body: JSONObject = dict(params or {})
+        if log_level is not None:
+            if log_level not in LOG_LEVEL_RANK:
+                raise ValueError(f"log_level must be one of {', '.join(LOG_LEVEL_RANK)}")
+            body["_meta"] = {**(body.get("_meta") or {}), META_LOG_LEVEL: log_level}
         cache = self.cache if use_cache else None
         if cache is not None:
             hit = cache.get(method, body, self._auth_key)
@@ -284,19 +303,17 @@ class Client:
         *,
         timeout: float | EllipsisType | None = ...,
         progress: ProgressCallback | None = None,
+        log_level: str | None = None,
     ) -> CallResult:
         params: JSONObject = {"name": name, "arguments": dict(arguments or {})}
+        options: dict[str, Any] = {"timeout": timeout, "progress": progress, "log_level": log_level}
         try:
-            raw = await self.request(
-                "tools/call", params, timeout=timeout, progress=progress, use_cache=False
-            )
+            raw = await self.request("tools/call", params, use_cache=False, **options)
         except MCPError as exc:
             if exc.code != HEADER_MISMATCH or self.legacy is not None:
                 raise
             await self.list_tools()  # TR-XMH-12: the x-mcp-header set may have changed
-            raw = await self.request(
-                "tools/call", params, timeout=timeout, progress=progress, use_cache=False
-            )
+            raw = await self.request("tools/call", params, use_cache=False, **options)
         result = CallResult.from_wire(raw)
         tool = self._tools.get(name)
         if tool is not None and tool.output_schema is not None and not result.is_error:

@@ -54,6 +54,12 @@ class ServerLink:
         #: Set whenever the server announces a tool list change (for callers that must see it).
         self.changed = asyncio.Event()
         self._listener: asyncio.Task[None] | None = None
+        #: Ask the server for its log messages at this level (shown through `ui.info`).
+        self.log_level: str | None = None
+
+    def _log(self, level: str, data: Any, logger: str | None) -> None:
+        text = data if isinstance(data, str) else repr(data)
+        self.ui.info(f"{self.name} [{level}{' ' + logger if logger else ''}] {text}")
 
     async def connect(self) -> None:
         sampling = (
@@ -66,6 +72,8 @@ class ServerLink:
             timeout=self.config.timeout,
             stderr="capture",
             auth=oauth_for(self.config),
+            log_level=self.log_level,
+            on_log=self._log if self.log_level is not None else None,
         )
         try:
             await client.__aenter__()

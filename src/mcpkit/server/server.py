@@ -375,17 +375,20 @@ class Server:
         """Serve until stopped: `stdio` (default) or `http` (uvicorn, bound to loopback).
 
         `auth=`: a `BearerAuth` on HTTP; an `EnvironmentAuth` on stdio (credentials from the
-        environment, BASE-31)."""
-        if transport == "stdio":
-            from ..transports.stdio import run_stdio
+        environment, BASE-31). Ctrl-C stops it quietly with exit status 130."""
+        try:
+            if transport == "stdio":
+                from ..transports.stdio import run_stdio
 
-            run_stdio(self, auth=options.get("auth"))
-        elif transport in ("http", "streamable-http"):
-            from ..transports.http import serve_http
+                run_stdio(self, auth=options.get("auth"))
+            elif transport in ("http", "streamable-http"):
+                from ..transports.http import serve_http
 
-            serve_http(self, host=host, port=port, **options)
-        else:
-            raise ValueError(f"unknown transport {transport!r}: use 'stdio' or 'http'")
+                serve_http(self, host=host, port=port, **options)
+            else:
+                raise ValueError(f"unknown transport {transport!r}: use 'stdio' or 'http'")
+        except KeyboardInterrupt:
+            raise SystemExit(130) from None
 
     def __repr__(self) -> str:
         return f"Server({self.info.name!r}, version={self.info.version!r})"
