@@ -4,14 +4,13 @@ that return scripted tool calls, over the three Northwind servers (one stdio, tw
 from __future__ import annotations
 
 import asyncio
-import json
 import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from aiohttp import web
 
+from fake_models import FakeAPI, anthropic_reply, openai_reply
 from mcpkit.client.inputs import Elicitation
 from mcpkit.host import ConsentPolicy, Decision, Host, PendingCall, load_config
 from mcpkit.host.conversation import ToolResult
@@ -77,38 +76,6 @@ async def northwind() -> AsyncIterator[dict[str, str]]:
     await asyncio.gather(*(p.wait() for p in procs))
 
 
-class FakeAPI:
-    """A loopback model API: records each request body, answers with the next scripted reply."""
-
-    def __init__(
-        self, path: str, replies: list[Callable[[dict[str, Any]], dict[str, Any]]]
-    ) -> None:
-        self.path = path
-        self.replies = replies
-        self.requests: list[dict[str, Any]] = []
-        self.runner: web.AppRunner | None = None
-        self.url = ""
-
-    async def handle(self, request: web.Request) -> web.Response:
-        body = await request.json()
-        self.requests.append(body)
-        return web.json_response(self.replies[len(self.requests) - 1](body))
-
-    async def __aenter__(self) -> FakeAPI:
-        app = web.Application()
-        app.router.add_post(self.path, self.handle)
-        self.runner = web.AppRunner(app)
-        await self.runner.setup()
-        port = free_port()
-        await web.TCPSite(self.runner, "127.0.0.1", port).start()
-        self.url = f"http://127.0.0.1:{port}"
-        return self
-
-    async def __aexit__(self, *exc: Any) -> None:
-        assert self.runner is not None
-        await self.runner.cleanup()
-
-
 # -- the script, in provider-neutral form: each step is a list of (tool, args) or a final text --
 STEPS: list[list[tuple[str, dict[str, Any]]] | str] = [
     [
@@ -133,47 +100,6 @@ TURNS = [
     "Return ORD-7 and reserve a new kettle.",
     "Cancel R-501; list C-2002's orders.",
 ]
-
-
-def anthropic_reply(step: Any, n: int) -> dict[str, Any]:
-    base = {
-        "id": f"msg_{n}",
-        "type": "message",
-        "role": "assistant",
-        "model": "fake",
-        "stop_sequence": None,
-        "usage": {"input_tokens": 1, "output_tokens": 1},
-    }
-    if isinstance(step, str):
-        return {**base, "content": [{"type": "text", "text": step}], "stop_reason": "end_turn"}
-    content = [
-        {"type": "tool_use", "id": f"toolu_{n}_{i}", "name": name, "input": args}
-        for i, (name, args) in enumerate(step)
-    ]
-    return {**base, "content": content, "stop_reason": "tool_use"}
-
-
-def openai_reply(step: Any, n: int) -> dict[str, Any]:
-    base = {
-        "id": f"chatcmpl-{n}",
-        "object": "chat.completion",
-        "created": 0,
-        "model": "fake",
-        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-    }
-    if isinstance(step, str):
-        message: dict[str, Any] = {"role": "assistant", "content": step}
-        return {**base, "choices": [{"index": 0, "message": message, "finish_reason": "stop"}]}
-    calls = [
-        {
-            "id": f"call_{n}_{i}",
-            "type": "function",
-            "function": {"name": name, "arguments": json.dumps(args)},
-        }
-        for i, (name, args) in enumerate(step)
-    ]
-    message = {"role": "assistant", "content": None, "tool_calls": calls}
-    return {**base, "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls"}]}
 
 
 def tool_names(provider: str, body: dict[str, Any]) -> dict[str, dict[str, Any]]:

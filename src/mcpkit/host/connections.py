@@ -59,7 +59,8 @@ class ServerLink:
 
     def _log(self, level: str, data: Any, logger: str | None) -> None:
         text = data if isinstance(data, str) else repr(data)
-        self.ui.info(f"{self.name} [{level}{' ' + logger if logger else ''}] {text}")
+        source = f"{self.name}/{logger}" if logger else self.name
+        self.ui.info(f"{source} {level}: {text}")
 
     async def connect(self) -> None:
         sampling = (
