@@ -181,7 +181,8 @@ def _server_target(server: str) -> tuple[str | list[str], str]:
         name = getattr(getattr(loaded, "info", None), "name", None) or Path(path).stem
         return [sys.executable, "-m", "mcpkit", "run", absolute], str(name)
     argv = shlex.split(target)
-    return argv, Path(argv[0]).stem
+    words = [a for a in argv[1:] if not a.startswith("-")]  # `npx -y pkg`, `uvx tool`, ...
+    return argv, Path(words[0] if words else argv[0]).stem
 
 
 def install(
