@@ -216,3 +216,23 @@ def test_run_a_broken_file_is_one_line(source: str, words: str, tmp_path: Path) 
     path = tmp_path / "broken.py"
     path.write_text(source)
     assert words in one_error(invoke("run", str(path)))
+
+
+def test_the_cli_reference_is_generated_from_the_commands() -> None:
+    from mcpkit.cli.reference import markdown
+
+    page = markdown()
+    for command in (
+        "run",
+        "discover",
+        "list",
+        "call",
+        "read",
+        "prompt",
+        "install",
+        "host",
+        "tools",
+    ):
+        assert f"## mcpkit {command}\n" in page
+    assert "| `--port` | integer | HTTP port (1-65535). | `8000` |" in page
+    assert "`claude-desktop` \\| `claude-code` \\| `cursor` \\| `vscode` \\| `mcp-json`" in page
