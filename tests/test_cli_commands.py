@@ -236,3 +236,21 @@ def test_the_cli_reference_is_generated_from_the_commands() -> None:
         assert f"## mcpkit {command}\n" in page
     assert "| `--port` | integer | HTTP port (1-65535). | `8000` |" in page
     assert "`claude-desktop` \\| `claude-code` \\| `cursor` \\| `vscode` \\| `mcp-json`" in page
+
+
+def test_the_spinner_shows_elapsed_time_on_a_terminal_only() -> None:
+    import io
+
+    from rich.console import Console
+
+    from mcpkit.cli.spinner import waiting
+
+    terminal = Console(file=io.StringIO(), force_terminal=True, width=80)
+    with waiting("calling forecast", console=terminal):
+        pass
+    drawn = terminal.file.getvalue()  # type: ignore[attr-defined]
+    assert "calling forecast… 0.0 s" in drawn  # drawn (at least on stop), then erased
+    pipe = Console(file=io.StringIO(), force_terminal=False)
+    with waiting("calling forecast", console=pipe):
+        pass
+    assert pipe.file.getvalue() == ""  # type: ignore[attr-defined]

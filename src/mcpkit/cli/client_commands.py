@@ -264,10 +264,7 @@ def call(
                 with waiting(f"calling {tool}"):
                     result = await client.call_tool(tool, arguments, progress=show_progress)
             except MCPError as exc:
-                hint = "" if tool in tools else did_you_mean(tool, tools)  # unlisted: a typo?
-                if hint:
-                    raise CLIError(describe(exc) + hint) from None
-                raise
+                raise _suggest(exc, tool, list(tools)) from None
             return result.raw
 
     result = _run(work)
@@ -354,10 +351,7 @@ def prompt(
             try:
                 return (await client.get_prompt(name, arguments)).raw
             except MCPError as exc:
-                hint = "" if name in names else did_you_mean(name, names)
-                if hint:
-                    raise CLIError(describe(exc) + hint) from None
-                raise
+                raise _suggest(exc, name, names) from None
 
     result = _run(work)
     from .output import print_json, prompt_text
@@ -366,6 +360,12 @@ def prompt(
         print_json(result)
         return
     typer.echo(prompt_text(result))
+
+
+def _suggest(exc: Exception, name: str, known: list[str]) -> Exception:
+    """The server's error, with "did you mean" when `name` is not listed but close to one."""
+    hint = "" if name in known else did_you_mean(name, known)
+    return CLIError(describe(exc) + hint) if hint else exc
 
 
 async def _listed(lister: Callable[[], Coroutine[Any, Any, list[T]]]) -> list[T]:
