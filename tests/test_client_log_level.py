@@ -5,6 +5,7 @@ messages at or above it, and `mcpkit call --log-level` prints them on stderr."""
 from __future__ import annotations
 
 import importlib.util
+import sys
 from typing import Any
 
 import pytest
@@ -28,10 +29,11 @@ def server() -> Any:
 
 async def logs_with(server: Any, **options: Any) -> list[tuple[str, Any]]:
     per_call = options.pop("per_call", None)
+    era = options.pop("expect_era", "modern")
     seen: list[tuple[str, Any]] = []
     on_log = lambda level, data, logger: seen.append((level, data))  # noqa: E731
     async with Client(server, on_log=on_log, **options) as client:
-        assert client.era == "modern"
+        assert client.era == era
         result = await client.call_tool("chatty", log_level=per_call)
     assert result.text == "logged"
     return seen
@@ -76,3 +78,10 @@ def test_mcpkit_call_log_level_prints_them_on_stderr() -> None:
     ]
     quiet = CliRunner().invoke(app, ["call", str(PATH), "chatty"])
     assert (quiet.stdout, quiet.stderr) == ("logged\n", "")
+
+
+async def test_a_legacy_session_gets_logging_set_level() -> None:
+    stdio = [sys.executable, "-m", "mcpkit", "run", str(PATH), "--quiet"]
+    assert await logs_with(stdio, log_level="warning", era="legacy", expect_era="legacy") == [
+        ("warning", "warning sign")
+    ]
