@@ -14,7 +14,9 @@ An HTML comment on the line before the block changes that:
                                               model API key or network; listed by
                                               test_skipped_blocks_are_listed
 
-Blocks in other languages (```bash, ```json, plain ```) are not run.
+Blocks in other languages are not run, but ```json blocks must parse (an `mcpServers` one must
+be a valid host configuration) and every `mcpkit COMMAND` in a ```bash block must name a real
+command.
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ class Block:
     code: str
     mode: str  # run | excerpt | with | typecheck | skip
     argument: str
+    language: str = "python"
 
     @property
     def id(self) -> str:
@@ -65,15 +68,17 @@ def blocks() -> list[Block]:
                 index += 1
                 continue
             end = next(i for i in range(index + 1, len(lines)) if lines[i].startswith("```"))
+            code = "\n".join(lines[index + 1 : end]) + "\n"
+            name = str(page.relative_to(ROOT))
             if fence.group(1) in ("python", "py"):
                 previous = index - 1
                 while previous >= 0 and not lines[previous].strip():
                     previous -= 1
                 directive = DIRECTIVE.match(lines[previous]) if previous >= 0 else None
                 mode, argument = directive.groups() if directive else ("run", "")
-                code = "\n".join(lines[index + 1 : end]) + "\n"
-                name = str(page.relative_to(ROOT))
                 found.append(Block(name, index + 1, code, mode, argument))
+            elif fence.group(1) in ("json", "bash"):
+                found.append(Block(name, index + 1, code, "other", "", fence.group(1)))
             index = end + 1
     return found
 
@@ -87,9 +92,8 @@ def of(mode: str) -> list[Any]:
 
 def test_every_directive_is_known() -> None:
     assert BLOCKS, "no python blocks found"
-    unknown = [
-        b.id for b in BLOCKS if b.mode not in ("run", "excerpt", "with", "typecheck", "skip")
-    ]
+    known = ("run", "excerpt", "with", "typecheck", "skip", "other")
+    unknown = [b.id for b in BLOCKS if b.mode not in known]
     assert not unknown, f"unknown <!-- test: ... --> directive at {unknown}"
 
 
@@ -98,6 +102,32 @@ def test_skipped_blocks_are_listed() -> None:
     print("skipped blocks:", skipped or "none")
     assert all(skipped.values()), "a skipped block needs its reason: <!-- test: skip REASON -->"
     assert skipped == SKIPPED, "list every skipped block (and only those) in SKIPPED"
+
+
+@pytest.mark.parametrize(
+    "block", [pytest.param(b, id=b.id) for b in BLOCKS if b.language == "json"]
+)
+def test_json_blocks_parse(block: Block) -> None:
+    import json
+
+    from mcpkit.host import parse_config
+
+    data = json.loads(block.code)
+    if "mcpServers" in data:
+        parse_config(data, source=block.id, env={"RETURNS_TOKEN": "t"})
+
+
+@pytest.mark.parametrize(
+    "block", [pytest.param(b, id=b.id) for b in BLOCKS if b.language == "bash"]
+)
+def test_shell_blocks_use_real_commands(block: Block) -> None:
+    from typer.main import get_command
+
+    from mcpkit.cli.main import app
+
+    commands = set(get_command(app).commands)  # type: ignore[attr-defined]
+    used = re.findall(r"^\s*mcpkit (\S+)", block.code, flags=re.MULTILINE)
+    assert set(used) <= commands, f"unknown mcpkit commands {set(used) - commands} in {block.id}"
 
 
 @pytest.mark.parametrize("block", of("excerpt"))
