@@ -306,14 +306,27 @@ class Client:
         log_level: str | None = None,
     ) -> CallResult:
         params: JSONObject = {"name": name, "arguments": dict(arguments or {})}
-        options: dict[str, Any] = {"timeout": timeout, "progress": progress, "log_level": log_level}
         try:
-            raw = await self.request("tools/call", params, use_cache=False, **options)
+            raw = await self.request(
+                "tools/call",
+                params,
+                timeout=timeout,
+                progress=progress,
+                use_cache=False,
+                log_level=log_level,
+            )
         except MCPError as exc:
             if exc.code != HEADER_MISMATCH or self.legacy is not None:
                 raise
             await self.list_tools()  # TR-XMH-12: the x-mcp-header set may have changed
-            raw = await self.request("tools/call", params, use_cache=False, **options)
+            raw = await self.request(
+                "tools/call",
+                params,
+                timeout=timeout,
+                progress=progress,
+                use_cache=False,
+                log_level=log_level,
+            )
         result = CallResult.from_wire(raw)
         tool = self._tools.get(name)
         if tool is not None and tool.output_schema is not None and not result.is_error:
