@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from fake_models import PATHS, FakeAPI, anthropic_reply, api_error, openai_reply
+from host_support import FakeAPI, anthropic_reply, api_error, api_path, openai_reply
 from support import ROOT, free_port
 
 WEATHER = ROOT / "examples/weather_server.py"
@@ -87,7 +87,7 @@ async def test_missing_credentials_are_one_line(provider: str, key: str, config:
 async def test_model_api_error_is_one_line(
     provider: str, status: int, words: str, config: Path
 ) -> None:
-    async with FakeAPI(PATHS[provider], [lambda body: api_error(status)]) as api:
+    async with FakeAPI(api_path(provider), [lambda body: api_error(status)]) as api:
         code, _, err = await mcpkit(
             "host", "-c", str(config), "-m", f"{provider}:fake", "hi",
             env=provider_env(provider, api.url),
@@ -109,7 +109,7 @@ async def test_unreachable_model_api_is_one_line(config: Path) -> None:
 @pytest.mark.parametrize("provider", ["anthropic", "openai"])
 async def test_chat_survives_a_model_api_error(provider: str, config: Path) -> None:
     replies = [lambda body: api_error(503, "overloaded"), text_reply(provider, "Sunny in Oslo.")]
-    async with FakeAPI(PATHS[provider], replies) as api:
+    async with FakeAPI(api_path(provider), replies) as api:
         code, out, err = await mcpkit(
             "host", "-c", str(config), "-m", f"{provider}:fake",
             env=provider_env(provider, api.url),
@@ -141,7 +141,7 @@ async def test_host_log_level_shows_server_logs(tmp_path: Path) -> None:
         lambda body: anthropic_reply([("cli__chatty", {})], 1),
         lambda body: anthropic_reply("Done.", 2),
     ]
-    async with FakeAPI(PATHS["anthropic"], replies) as api:
+    async with FakeAPI(api_path("anthropic"), replies) as api:
         code, out, err = await mcpkit(
             "host", "-c", str(path), "-m", "anthropic:fake", "--log-level", "info", "--allow", "cli__*", "log please",
             env=provider_env("anthropic", api.url),

@@ -4,76 +4,30 @@ that return scripted tool calls, over the three Northwind servers (one stdio, tw
 from __future__ import annotations
 
 import asyncio
-import sys
 from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 
-from fake_models import FakeAPI, anthropic_reply, openai_reply
-from mcpkit.client.inputs import Elicitation
-from mcpkit.host import ConsentPolicy, Decision, Host, PendingCall, load_config
-from mcpkit.host.conversation import ToolResult
-from support import ROOT, free_port, wait_port
-
-NORTHWIND = ROOT / "examples/northwind"
-
-
-class RecordingUI:
-    """Non-interactive user: allows everything except cancellations; confirms returns."""
-
-    def __init__(self) -> None:
-        self.events: list[tuple[str, Any]] = []
-
-    def user(self, text: str) -> None:
-        self.events.append(("user", text))
-
-    def assistant(self, text: str) -> None:
-        self.events.append(("assistant", text))
-
-    def tool_call(self, call: PendingCall, decision: Decision) -> None:
-        self.events.append(("call", (call.alias, decision)))
-
-    async def confirm(self, call: PendingCall) -> bool:
-        self.events.append(("confirm", call.alias))
-        return not call.tool.startswith("cancel")
-
-    def tool_result(self, call: PendingCall, result: ToolResult) -> None:
-        self.events.append(("result", (call.alias, result.is_error)))
-
-    def progress(
-        self, call: PendingCall, progress: float, total: float | None, message: str | None
-    ) -> None:
-        self.events.append(("progress", call.alias))
-
-    async def elicit(self, server: str, request: Elicitation) -> dict[str, Any]:
-        self.events.append(("elicit", server))
-        return {"action": "accept", "content": {"confirm": True}}
-
-    def warn(self, text: str) -> None:
-        self.events.append(("warn", text))
-
-    def info(self, text: str) -> None:
-        self.events.append(("info", text))
+from host_support import (
+    NORTHWIND,
+    FakeAPI,
+    RecordingUI,
+    anthropic_reply,
+    api_path,
+    make_model,
+    northwind_http,
+    openai_reply,
+    tool_names,
+    tool_results,
+)
+from mcpkit.host import ConsentPolicy, Host, load_config
 
 
 @pytest.fixture
 async def northwind() -> AsyncIterator[dict[str, str]]:
-    ports = {"WAREHOUSE_PORT": free_port(), "RETURNS_PORT": free_port()}
-    procs = []
-    for script, key in (
-        ("warehouse_server.py", "WAREHOUSE_PORT"),
-        ("returns_server.py", "RETURNS_PORT"),
-    ):
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable, str(NORTHWIND / script), str(ports[key])
-        )
-        procs.append(proc)
-        await wait_port(ports[key], proc)
-    yield {"PYTHON": sys.executable, **{k: str(v) for k, v in ports.items()}}
-    for proc in procs:
-        proc.terminate()
-    await asyncio.gather(*(p.wait() for p in procs))
+    async with northwind_http() as env:
+        yield env
 
 
 # -- the script, in provider-neutral form: each step is a list of (tool, args) or a final text --
@@ -102,47 +56,12 @@ TURNS = [
 ]
 
 
-def tool_names(provider: str, body: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    if provider == "anthropic":
-        return {t["name"]: t["input_schema"] for t in body["tools"]}
-    return {t["function"]["name"]: t["function"]["parameters"] for t in body["tools"]}
-
-
-def tool_results(provider: str, body: dict[str, Any]) -> list[tuple[str, bool]]:
-    """(text, is_error) of the tool results in the last message(s) of a request."""
-    if provider == "anthropic":
-        last = body["messages"][-1]["content"]
-        return [(" ".join(c.get("text", "") for c in r["content"]), r["is_error"]) for r in last]
-    out = []
-    for m in reversed(body["messages"]):
-        if m["role"] != "tool":
-            break
-        out.append((m["content"], m["content"].startswith("ERROR: ")))
-    return list(reversed(out))
-
-
 @pytest.mark.parametrize("provider", ["anthropic", "openai"])
 async def test_host_with_real_sdk(provider: str, northwind: dict[str, str]) -> None:
     make = anthropic_reply if provider == "anthropic" else openai_reply
     replies = [lambda body, s=step, n=n: make(s, n) for n, step in enumerate(STEPS)]
-    path = "/v1/messages" if provider == "anthropic" else "/v1/chat/completions"
-    async with FakeAPI(path, replies) as api:
-        if provider == "anthropic":
-            import anthropic
-
-            from mcpkit.host.models.anthropic import AnthropicModel
-
-            model: Any = AnthropicModel(
-                "fake", client=anthropic.AsyncAnthropic(api_key="test", base_url=api.url)
-            )
-        else:
-            import openai
-
-            from mcpkit.host.models.openai import OpenAIModel
-
-            model = OpenAIModel(
-                "fake", client=openai.AsyncOpenAI(api_key="test", base_url=api.url + "/v1")
-            )
+    async with FakeAPI(api_path(provider), replies) as api:
+        model = make_model(provider, api)
         config = load_config(NORTHWIND / "northwind.json", env=northwind)
         ui = RecordingUI()
         async with Host(config, model=model, ui=ui, policy=ConsentPolicy()) as host:
@@ -153,9 +72,6 @@ async def test_host_with_real_sdk(provider: str, northwind: dict[str, str]) -> N
                     # The reservation made the warehouse add a tool; its list_changed travels on
                     # the listen stream, asynchronously: the next turn starts once it has arrived.
                     await asyncio.wait_for(host.fleet.links["warehouse"].changed.wait(), 10)
-        # Closed here, on its loop: a client left to the GC schedules its aclose() on whichever
-        # loop runs then (a later test's), fails there, and logs a traceback mid-measurement.
-        await model.client.close()
 
     bodies = api.requests
     assert len(bodies) == len(STEPS)

@@ -1,4 +1,4 @@
-"""Host building blocks: configuration, names, schemas, consent, pins, output caps."""
+"""Host building blocks: configuration, names, schemas, consent, output caps."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ from mcpkit.host.config import ConfigError, load_config, parse_config
 from mcpkit.host.consent import ConsentPolicy, Decision, PendingCall
 from mcpkit.host.content import cap, result_blocks
 from mcpkit.host.naming import MAX_LEN, ToolNames, alias_for
-from mcpkit.host.pins import ToolPins
 from mcpkit.host.schemas import adapt, without
 
 
@@ -149,17 +148,6 @@ def test_consent_policy() -> None:
         is Decision.ALLOW
     )
     assert not policy.may_sample("x") and ConsentPolicy(allow_sampling=["x"]).may_sample("x")
-
-
-def test_pins_warn_until_accepted(tmp_path: Path) -> None:
-    path = tmp_path / "pins.json"
-    tool = {"name": "t", "description": "safe", "inputSchema": {"type": "object"}}
-    assert ToolPins(path).check("s", [tool]) == []
-    changed = {**tool, "description": "now also emails your files away"}
-    assert ToolPins(path).check("s", [changed])  # a new session notices
-    assert ToolPins(path).check("s", [changed])  # and keeps warning
-    ToolPins(path).accept("s", [changed])
-    assert ToolPins(path).check("s", [changed]) == []
 
 
 def test_output_cap_and_structured_content() -> None:

@@ -163,6 +163,16 @@ def host(
         list[str] | None,
         typer.Option("--allow", help="Always allow tools matching (e.g. shipping__*)."),
     ] = None,
+    deny: Annotated[
+        list[str] | None, typer.Option("--deny", help="Never allow tools matching.")
+    ] = None,
+    non_interactive: Annotated[
+        bool,
+        typer.Option("--non-interactive", help="Deny what would ask (the default without a TTY)."),
+    ] = False,
+    audit: Annotated[
+        Path | None, typer.Option("--audit", help="Append one JSON line per tool call here.")
+    ] = None,
     system: Annotated[str | None, typer.Option("--system", help="System prompt.")] = None,
     log_level: Annotated[
         str | None,
@@ -176,23 +186,29 @@ def host(
 ) -> None:
     """Chat with an agent that uses the configured MCP servers, asking before risky calls."""
     import asyncio
+    import sys
+    from dataclasses import replace
 
     from rich.console import Console
-    from rich.prompt import Prompt
+    from rich.prompt import Confirm, Prompt
 
-    from ..host import ConsentPolicy, Host, ToolPins
+    from ..host import ConsentPolicy, Host
     from ..host.terminal import TerminalUI
     from ..protocol.meta import LOG_LEVELS
     from .output import print_error
+    from .runtime import host_settings, print_servers, review_pins
 
     if log_level is not None and log_level not in LOG_LEVELS:
         raise CLIError(f"--log-level {log_level!r}: use one of {', '.join(LOG_LEVELS)}")
     cfg = _load(config)
     chosen, agent_system = _agent_spec(cfg, agent, servers)
     _check_servers(cfg, chosen)
+    settings = host_settings(config, cfg)
+    if audit is not None:
+        settings = replace(settings, audit=audit)
+    interactive = not non_interactive and sys.stdin.isatty()
     llm = _Waiting(_model(model))
     console = Console()
-    pins = ToolPins(Path.home() / ".cache/mcpkit/tool-pins.json")
 
     async def turn(session: Any, text: str) -> bool:
         """One turn; a model API failure is one line and the conversation stays as it was."""
@@ -213,29 +229,37 @@ def host(
             cfg,
             model=llm,
             ui=TerminalUI(console),
-            policy=ConsentPolicy(allow=list(allow or [])),
-            pins=pins,
+            policy=ConsentPolicy(
+                allow=list(allow or []), deny=list(deny or []), interactive=interactive
+            ),
             servers=chosen,
+            settings=settings,
         )
         for link in h.fleet.links.values():
             link.log_level = log_level
         async with h:
-            session = h.agent(system=system or agent_system)
+            session = h.agent(system=system or agent_system, name=agent)
             if prompt is not None:
                 return 0 if await turn(session, prompt) else 1
             tools = len(h.fleet.catalog())
             console.print(
                 f"[dim]{llm.name} with {tools} tool{'' if tools == 1 else 's'} from "
                 f"{len(h.fleet.links)} server{'' if len(h.fleet.links) == 1 else 's'}; "
-                "an empty line or Ctrl-D ends the chat[/]"
+                f"/servers lists them; an empty line or Ctrl-D ends the chat; "
+                f"server logs: {settings.log}[/]"
             )
             while True:
+                if interactive:
+                    await asyncio.to_thread(review_pins, console, h, Confirm.ask)
                 try:
                     text = await asyncio.to_thread(
                         Prompt.ask, "\n[bold cyan]you >[/]", console=console, show_default=False
                     )
                 except EOFError:
                     return 0
+                if text.strip() == "/servers":
+                    print_servers(console, h)
+                    continue
                 if not (text or "").strip():
                     return 0
                 await turn(session, text)

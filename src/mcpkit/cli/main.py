@@ -175,9 +175,11 @@ def run(
 
 
 def _register_commands() -> None:
+    from .audit import audit
     from .client_commands import call, discover, list_, prompt, read
     from .host import host, tools
     from .install import install
+    from .pins import app as pins_app
 
     app.command()(discover)
     app.command("list")(list_)
@@ -187,6 +189,8 @@ def _register_commands() -> None:
     app.command()(install)
     app.command("host")(host)
     app.command("tools")(tools)
+    app.add_typer(pins_app, name="pins")
+    app.command("audit")(audit)
 
 
 _register_commands()

@@ -4,20 +4,30 @@ model, until the model answers or the round limit is reached."""
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
-from ..client import ClientError
-from ..protocol.errors import MCPError
+from .audit import AuditLog, start_audit
+from .calls import invoke
 from .connections import Fleet
-from .consent import ConsentPolicy, Decision, PendingCall
+from .consent import ConsentPolicy, Decision, PendingCall, Ruling
 from .content import DEFAULT_MAX_TOKENS, result_blocks
 from .conversation import AssistantMessage, Message, ToolCall, ToolResult, ToolResults, UserMessage
 from .models.base import ModelAdapter
 from .ui import HostUI
 
+_REFUSED = {
+    "user": "The user did not allow this tool call.",
+    "non-interactive": "The host denied this call: it needs the user's approval, and this "
+    "session is non-interactive.",
+}
+
 
 def _error(call_id: str, text: str) -> ToolResult:
     return ToolResult(call_id, [{"type": "text", "text": text}], is_error=True)
+
+
+def _first_line(result: ToolResult) -> str:
+    text = next((str(b.get("text", "")) for b in result.content if b.get("type") == "text"), "")
+    return text.strip().split("\n", 1)[0][:200]
 
 
 class Agent:
@@ -31,6 +41,8 @@ class Agent:
         system: str | None = None,
         max_rounds: int = 12,
         max_tool_tokens: int = DEFAULT_MAX_TOKENS,
+        name: str | None = None,
+        audit: AuditLog | None = None,
     ) -> None:
         self.fleet = fleet
         self.model = model
@@ -39,6 +51,8 @@ class Agent:
         self.system = system
         self.max_rounds = max_rounds
         self.max_tool_tokens = max_tool_tokens
+        self.name = name
+        self.audit = audit
         self.history: list[Message] = []
 
     async def ask(self, text: str) -> str:
@@ -46,9 +60,10 @@ class Agent:
         self.ui.user(text)
         self.history.append(UserMessage(text))
         for _ in range(self.max_rounds):
-            await self.fleet.refresh()  # list_changed or expired catalogues, between rounds
+            # Between rounds: list_changed, expired catalogues, servers down, up or late.
+            await self.fleet.refresh()
             reply: AssistantMessage = await self.model.complete(
-                self.system, self.history, self.fleet.catalog()
+                self._system(), self.history, self.fleet.catalog()
             )
             self.history.append(reply)
             if reply.text:
@@ -62,20 +77,20 @@ class Agent:
         self.ui.warn(note)
         return note
 
+    def _system(self) -> str | None:
+        """The system prompt, with the host's notes on tools withdrawn or withheld."""
+        notes = self.fleet.notes()
+        if not notes:
+            return self.system
+        text = "Host notes:\n" + "\n".join(f"- {n}" for n in notes)
+        return f"{self.system}\n\n{text}" if self.system else text
+
     async def _run(self, call: ToolCall) -> ToolResult:
         target = self.fleet.lookup(call.name)
         if target is None:
             return _error(call.id, f"There is no tool named {call.name!r}.")
         link, tool = target.link, target.tool
         arguments = target.schema.to_server(call.arguments)
-        owned = set(link.config.host_owned) & set(arguments)
-        if owned:
-            # Identity and similar fields come from configuration and credentials, never the model.
-            self.ui.warn(f"refused {call.name}: the model tried to set host-owned {sorted(owned)}")
-            return _error(
-                call.id,
-                f"The host refused this call: {', '.join(sorted(owned))} can only be set by the host.",
-            )
         pending = PendingCall(
             call.name,
             link.name,
@@ -85,29 +100,45 @@ class Agent:
             link.config.trusted,
             call.id,
         )
-        decision = self.policy.decide(pending)
-        self.ui.tool_call(pending, decision)
-        if decision is Decision.ASK:
-            decision = Decision.ALLOW if await self.ui.confirm(pending) else Decision.DENY
-        if decision is Decision.DENY:
-            result = _error(call.id, "The user did not allow this tool call.")
-            self.ui.tool_result(pending, result)
-            return result
-        sent: dict[str, Any] = dict(arguments)
-        accepts = (tool.input_schema.get("properties") or {}).keys()
-        sent.update(
-            {k: v for k, v in link.config.host_owned.items() if v is not None and k in accepts}
-        )
-        if link.client is None:
-            return _error(call.id, f"The server {link.name!r} is not connected.")
-        try:
-            raw = await link.client.call_tool(
-                tool.name, sent, progress=lambda p, t, m: self.ui.progress(pending, p, t, m)
+        audit = start_audit(self.audit, self.name, link.name, tool.name, call.id, arguments)
+        owned = sorted(set(link.config.host_owned) & set(arguments))
+        if owned:
+            # Identity and similar fields come from configuration and credentials, never the model.
+            self.ui.warn(f"refused {call.name}: the model tried to set host-owned {owned}")
+            audit.decided("deny", "host-owned")
+            audit.finished("denied")
+            return _error(
+                call.id,
+                f"The host refused this call: {', '.join(owned)} can only be set by the host.",
             )
-            result = ToolResult(call.id, result_blocks(raw.raw, self.max_tool_tokens), raw.is_error)
-        except MCPError as exc:
-            result = _error(call.id, f"The server rejected the call: {exc.message}")
-        except ClientError as exc:
-            result = _error(call.id, f"The server could not complete the call: {exc}")
+        ruling = await self._consent(pending)
+        audit.decided(ruling.decision.value, ruling.by)
+        if ruling.decision is Decision.DENY:
+            result = _error(
+                call.id,
+                _REFUSED.get(ruling.by, "The host's consent rules do not allow this tool call."),
+            )
+            audit.finished("denied")
+        else:
+            done = await invoke(target, pending, self.ui)
+            if done.raw is None:
+                result = _error(call.id, done.error or "The call failed.")
+            else:
+                blocks = result_blocks(done.raw.raw, self.max_tool_tokens)
+                result = ToolResult(call.id, blocks, done.raw.is_error)
+            audit.finished(
+                done.kind, (done.error or _first_line(result)) if result.is_error else None
+            )
         self.ui.tool_result(pending, result)
         return result
+
+    async def _consent(self, pending: PendingCall) -> Ruling:
+        """The policy decides, or asks the user: yes, no, or yes for this session."""
+        ruling = self.policy.judge(pending)
+        self.ui.tool_call(pending, ruling.decision)
+        if ruling.decision is not Decision.ASK:
+            return ruling
+        answer = await self.ui.confirm(pending)
+        if answer == "session":
+            self.policy.grant(pending)
+        return Ruling(Decision.ALLOW if answer else Decision.DENY, "user")

@@ -22,6 +22,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .consent import ConsentRules
+from .deadlines import Deadline, ToolDeadlines, parse_timeouts
+
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 _NAME = re.compile(r"^[A-Za-z0-9_.\-]+$")
 
@@ -46,6 +49,13 @@ class ServerConfig:
     timeout: float = 60.0
     disabled: bool = False
     auth: Mapping[str, Any] = field(default_factory=dict)
+    #: `consent` rules for this server's tools (their own names), and per-tool `timeouts`.
+    consent: ConsentRules = field(default_factory=ConsentRules)
+    deadlines: ToolDeadlines | None = None
+
+    def deadline(self, tool: str) -> Deadline:
+        """How long a call to `tool` may take (`timeouts`, else the server's `timeout`)."""
+        return (self.deadlines or ToolDeadlines(Deadline(self.timeout))).for_tool(tool)
 
     def client_target(self) -> dict[str, Any]:
         """The entry as `mcpkit.client.Client` takes it."""
@@ -110,12 +120,21 @@ def parse_config(
 
 def _server(name: str, e: dict[str, Any], where: str) -> ServerConfig:
     kind = e.get("type")
+    timeout = float(e.get("timeout", 60.0))
+    try:
+        runtime = {
+            "consent": ConsentRules.parse(e.get("consent")),
+            "deadlines": parse_timeouts(e.get("timeouts"), timeout),
+        }
+    except ValueError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
     common: dict[str, Any] = {
         "trusted": _bool(e, "trusted", where),
         "disabled": _bool(e, "disabled", where),
         "host_owned": _host_owned(e.get("hostOwned"), where),
-        "timeout": float(e.get("timeout", 60.0)),
+        "timeout": timeout,
         "auth": e.get("auth") or {},
+        **runtime,
     }
     if "url" in e or kind in ("http", "streamable-http", "sse"):
         if kind == "sse":
