@@ -56,16 +56,19 @@ def _kind(param: Any) -> str:
     )
 
 
-def _command(group_ctx: Any, name: str, command: Any) -> list[str]:
+def _command(group_ctx: Any, name: str, command: Any, prefix: str = "mcpkit") -> list[str]:
     ctx = type(group_ctx)(command, info_name=name, parent=group_ctx)
     usage = " ".join(command.collect_usage_pieces(ctx))
-    lines = [f"## mcpkit {name}", "", f"```\nmcpkit {name} {usage}\n```", ""]
+    path = f"{prefix} {name}"
+    lines = [f"## {path}", "", f"```\n{path} {usage}\n```", ""]
     lines += [inspect.cleandoc(command.help or ""), ""]
     params = [p for p in command.get_params(ctx) if p.name != "help"]
     if params:
         lines += ["| argument / option | type | meaning | default |", "| --- | --- | --- | --- |"]
         lines += [_param_row(ctx, p) for p in params]
         lines.append("")
+    for sub_name, sub in getattr(command, "commands", {}).items():  # a group: its commands
+        lines += _command(ctx, sub_name, sub, path)
     return lines
 
 
