@@ -7,7 +7,7 @@ import types
 from collections.abc import Awaitable, Callable, Coroutine, Generator, MutableMapping
 from typing import Any, TypeVar
 
-from ..protocol.errors import MCPError
+from ..protocol.errors import MCPError, ServerBusy
 from ..protocol.jsonrpc import encode_error
 
 Scope = MutableMapping[str, Any]
@@ -34,10 +34,19 @@ async def send_json(
     await send({"type": "http.response.body", "body": body})
 
 
+def error_headers(exc: MCPError) -> list[tuple[bytes, bytes]] | None:
+    """`Retry-After` for a capacity refusal (503), nothing otherwise."""
+    if isinstance(exc, ServerBusy):
+        return [(b"retry-after", str(exc.retry_after).encode())]
+    return None
+
+
 async def send_error(
     send: Send, exc: MCPError, request_id: Any = None, status: int | None = None
 ) -> None:
-    await send_json(send, status or exc.http_status, encode_error(request_id, exc))
+    await send_json(
+        send, status or exc.http_status, encode_error(request_id, exc), error_headers(exc)
+    )
 
 
 def header(scope: Scope, name: bytes) -> str | None:

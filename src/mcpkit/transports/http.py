@@ -30,6 +30,7 @@ from .asgi import (
     Scope,
     Send,
     cancel_on_disconnect,
+    error_headers,
     first_step,
     header,
     read_body,
@@ -342,6 +343,8 @@ class StreamableHTTPApp:
             body, status = encode_error(msg.id, exc), exc.http_status
             if status == 403 and self.auth is not None:
                 extra = [(b"www-authenticate", scope_challenge(self.auth, exc))]
+            elif status == 503:
+                extra = error_headers(exc)
         except asyncio.CancelledError:
             if watcher is not None and watcher.done() and not watcher.cancelled():
                 assert task is not None

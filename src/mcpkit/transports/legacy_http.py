@@ -20,12 +20,12 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..auth.access import current_access
-from ..protocol.errors import InvalidRequest, MCPError, SessionNotFound
+from ..protocol.errors import InvalidRequest, MCPError, SessionNotFound, TooManyInFlight
 from ..protocol.jsonrpc import Message, Notification, Request, Response, encode_error, encode_result
 from ..protocol.versions import LEGACY_VERSIONS
 from ..server.legacy.registry import DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_SESSIONS, SessionRegistry
 from ..server.legacy.session import LegacySession
-from .asgi import Receive, Send, cancel_on_disconnect, send_json
+from .asgi import Receive, Send, cancel_on_disconnect, error_headers, send_json
 from .legacy_streams import EventStream, parse_event_id
 
 if TYPE_CHECKING:
@@ -185,7 +185,7 @@ class LegacyHTTP:
             return
         assert type(msg) is Request
         if len(session.core.tasks) >= MAX_IN_FLIGHT:
-            await _error(send, InvalidRequest("Too many requests in flight on this session"), rid)
+            await _error(send, TooManyInFlight(), rid)
             return
         stream = session.new_stream()
         session.core.start(msg, stream)
@@ -292,12 +292,11 @@ def _caller() -> str | None:
 
 
 async def _error(send: Send, exc: MCPError, rid: Any = None, status: int | None = None) -> None:
-    extra = [(b"retry-after", b"5")] if exc.http_status == 503 else None
     await send_json(
         send,
         status or (exc.http_status if exc.http_status >= 400 else 400),
         encode_error(rid, exc),
-        extra,
+        error_headers(exc),
     )
 
 

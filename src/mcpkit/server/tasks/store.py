@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ...protocol.errors import InternalError, MCPError
+from ...protocol.errors import InternalError, MCPError, TaskLimitReached
 from ...protocol.tasks import TERMINAL, TaskStatus, task_wire
 from ..inputs import InputCall
 
@@ -197,7 +197,10 @@ class TaskStore:
     def create(self, principal: str | None) -> TaskRecord:
         self.purge()
         if len(self._tasks) >= self.max_tasks and not self._evict_finished():
-            raise InternalError("Too many tasks in progress on this server; try again later")
+            raise TaskLimitReached(
+                f"Too many tasks in progress on this server (limit {self.max_tasks}); "
+                "try again later"
+            )
         task_id = self.id_prefix + secrets.token_urlsafe(18)
         record = TaskRecord(task_id, principal, self.ttl_ms, self.poll_interval_ms, self._changed)
         self._tasks[task_id] = record  # durable before anyone hears of it (TASK-07)
