@@ -16,6 +16,7 @@ from ..protocol.tasks import declares_tasks
 from .caching import decode_cursor, encode_cursor
 from .context import Context, Emit
 from .inputs import InputChannel, InputRequired, ModernInputs
+from .ownership import current_owner
 from .resources import ResourceTemplate
 from .tasks.run import require_tasks, task_runner
 
@@ -145,12 +146,13 @@ async def _with_inputs(
     """Run a handler that may ask the client for input (MRTR-03); answer `input_required`."""
     params = _params(request)
     access = current_access.get()
-    principal = access.principal if access is not None else None  # MRTR-10: bound in state
+    principal = access.principal if access is not None else None
+    owner = current_owner()  # MRTR-10: the state is bound to its caller
     # A legacy session's meta carries its own channel (real server→client requests, B.1.7);
     # legacy clients never see MRTR, so requestState/inputResponses mean nothing there.
     inputs: InputChannel | None = getattr(meta, "channel", None)
     if inputs is None and ("requestState" in params or "inputResponses" in params):
-        inputs = await server.mrtr.begin(request.method, params, meta, principal)
+        inputs = await server.mrtr.begin(request.method, params, meta, owner)
     if not needs_context:
         return _finish(server, request.method, await run(None))
     if inputs is None:
@@ -163,7 +165,7 @@ async def _with_inputs(
         return _finish(
             server,
             "",
-            server.mrtr.input_required(signal, inputs, request.method, params, principal),
+            server.mrtr.input_required(signal, inputs, request.method, params, owner),
         )
     return _finish(server, request.method, result)
 

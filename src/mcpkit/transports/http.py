@@ -216,7 +216,7 @@ class StreamableHTTPApp:
                     )
                     return
                 if scope["method"] == "DELETE":
-                    await legacy.delete(session_id, send)
+                    await legacy.delete(session_id, version, send)
                     return
             # TR-HBC-04: GET and DELETE exist only inside a 2025-11-25 session.
             await send_json(

@@ -19,12 +19,12 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ..auth.access import current_access
 from ..protocol.errors import InvalidRequest, MCPError, SessionNotFound, TooManyInFlight
 from ..protocol.jsonrpc import Message, Notification, Request, Response, encode_error, encode_result
 from ..protocol.versions import LEGACY_VERSIONS
 from ..server.legacy.registry import DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_SESSIONS, SessionRegistry
 from ..server.legacy.session import LegacySession
+from ..server.ownership import current_owner, owned
 from .asgi import Receive, Send, cancel_on_disconnect, error_headers, send_json
 from .legacy_streams import EventStream, parse_event_id
 
@@ -49,8 +49,8 @@ class HttpSession:
         self.streams: dict[int, EventStream] = {}
         self.standalone: EventStream | None = None
         self._next = 0
-        #: Who opened the session (with auth on): only the same principal may use it.
-        self.principal = _caller()
+        #: Who opened the session: only the same caller may use it (`ownership`).
+        self.owner = current_owner()
 
     def busy(self) -> bool:
         return self.connections > 0
@@ -154,7 +154,7 @@ class LegacyHTTP:
     # -- within a session -----------------------------------------------------------------------
     def _lookup(self, session_id: str, version: str | None) -> HttpSession:
         session = self.sessions.get(session_id)
-        if session is None or session.principal != _caller():
+        if session is None or not owned(session.owner):
             # Another caller's session id is as good as unknown: no hint that it exists.
             raise SessionNotFound()
         if version is not None and version not in LEGACY_VERSIONS:
@@ -224,10 +224,13 @@ class LegacyHTTP:
             after = stream.seq
         await self._attach(session, stream, after, receive, send, first=False)
 
-    async def delete(self, session_id: str, send: Send) -> None:
-        if not self.sessions.remove(session_id):
-            await _error(send, SessionNotFound(), None, 404)
+    async def delete(self, session_id: str, version: str | None, send: Send) -> None:
+        try:
+            session = self._lookup(session_id, version)  # the owner only, like POST and GET
+        except MCPError as exc:
+            await _error(send, exc, None, exc.http_status)
             return
+        self.sessions.remove(session.id)
         await send(
             {"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"0")]}
         )
@@ -284,11 +287,6 @@ class LegacyHTTP:
         if self._listening:
             self._listening = False
             self.server.subscriptions.remove_listener(self._fanout)
-
-
-def _caller() -> str | None:
-    token = current_access.get()
-    return token.principal if token is not None else None
 
 
 async def _error(send: Send, exc: MCPError, rid: Any = None, status: int | None = None) -> None:

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ...auth.access import current_principal
 from ...protocol.errors import InvalidParams, MethodNotFound, MissingRequiredClientCapability
 from ...protocol.jsonrpc import Request
 from ...protocol.meta import RequestMeta
 from ...protocol.tasks import REQUIRED_TASKS, declares_tasks
 from ..inputs import parse_answer
+from ..ownership import current_owner
 from .store import TaskRecord
 
 if TYPE_CHECKING:
@@ -30,7 +30,7 @@ def _record(server: Server, request: Request, meta: RequestMeta) -> TaskRecord:
     task_id = (request.params or {}).get("taskId")
     if type(task_id) is not str:
         raise InvalidParams('Invalid params: "taskId" must be a string')
-    record = server.tasks.get(task_id, current_principal())
+    record = server.tasks.get(task_id, current_owner())
     if record is None:
         # Unknown, expired, or another caller's: the same answer for all three (TASK-19).
         raise InvalidParams(f"Task not found: {task_id}", {"taskId": task_id})
@@ -46,8 +46,8 @@ def listened_tasks(server: Server, wanted: Any, meta: RequestMeta) -> list[str]:
         )
     if not isinstance(wanted, list) or not all(isinstance(t, str) for t in wanted):
         raise InvalidParams('Invalid params: "taskIds" must be a list of task ids')
-    principal = current_principal()
-    return [t for t in wanted if server.tasks.get(t, principal) is not None]
+    caller = current_owner()
+    return [t for t in wanted if server.tasks.get(t, caller) is not None]
 
 
 def _complete(server: Server, result: dict[str, Any]) -> dict[str, Any]:
