@@ -37,7 +37,7 @@ class TaskInputs:
     def __init__(self, record: TaskRecord, ctx: Context) -> None:
         self.record = record
         self.meta = ctx.meta
-        self.state = getattr(ctx._inputs, "state", None)
+        self.state = ctx._inputs.state if ctx._inputs is not None else None
 
     async def resolve(self, calls: list[InputCall]) -> list[Any]:
         for call in calls:
