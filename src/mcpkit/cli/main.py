@@ -209,6 +209,18 @@ def run(
     ] = TransportName.stdio,
     host: Annotated[str, typer.Option(help="HTTP bind address.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="HTTP port.")] = 8000,
+    header_timeout: Annotated[
+        float, typer.Option(help="HTTP: seconds for a request head (408 after).")
+    ] = 60.0,
+    body_timeout: Annotated[
+        float, typer.Option(help="HTTP: seconds between body reads (408 after).")
+    ] = 60.0,
+    max_connections: Annotated[
+        int, typer.Option(help="HTTP: open connections (503 past it).")
+    ] = 1000,
+    max_body_size: Annotated[int, typer.Option(help="HTTP: request body bytes (413 past it).")] = 4
+    * 1024
+    * 1024,
 ) -> None:
     """Run the mcpkit server defined in a Python file or module."""
     from .loader import find_server, load_module, split_spec
@@ -218,7 +230,15 @@ def run(
         server = find_server(load_module(path), name)
     except (ImportError, OSError, LookupError) as exc:
         _fail(str(exc))
-    server.run(transport=transport.value, host=host, port=port)
+    limits: dict[str, Any] = {}
+    if transport.value != "stdio":  # the HTTP limits (README "Limits")
+        limits = dict(
+            header_timeout=header_timeout,
+            body_timeout=body_timeout,
+            max_connections=max_connections,
+            max_body_size=max_body_size,
+        )
+    server.run(transport=transport.value, host=host, port=port, **limits)
 
 
 @app.command()
