@@ -84,7 +84,7 @@ def read_request_meta(params: dict[str, Any] | None) -> RequestMeta:
     if info is not None and type(info) is not dict:
         raise _bad_meta(f'Invalid params: "{META_CLIENT_INFO}" must be an object')
     level = meta.get(META_LOG_LEVEL)
-    if level is not None and level not in LOG_LEVEL_RANK:
+    if level is not None and (type(level) is not str or level not in LOG_LEVEL_RANK):
         raise _bad_meta(
             f'Invalid params: "{META_LOG_LEVEL}" must be one of {", ".join(LOG_LEVELS)}'
         )
