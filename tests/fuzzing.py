@@ -182,16 +182,24 @@ def _paths(node: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
     return out
 
 
+def mutated_value(value: Any) -> st.SearchStrategy[Any]:
+    """`value` with one random change (see `_mutated`)."""
+    return _mutated({"params": value}).map(lambda m: m.get("params") if isinstance(m, dict) else m)
+
+
 @st.composite
 def _mutated(draw: st.DrawFn, message: dict[str, Any]) -> Any:
     """One random change somewhere in the message: a new value, a deletion, a wrapping."""
     paths = _paths(message)
     params = message.get("params")
-    if isinstance(params, dict) and params and draw(st.booleans()):
+    if isinstance(params, dict) and params and draw(st.integers(0, 2)):
         path = ("params", draw(st.sampled_from(sorted(params))))  # where handlers look first
     else:
         path = draw(st.sampled_from(paths))
-    how = draw(st.sampled_from(["value", "delete", "list", "object", "null"]))
+    # Type confusion first: a container where a scalar was (the unhashable-id bug class).
+    how = draw(
+        st.sampled_from(["list", "list", "object", "object", "value", "value", "delete", "null"])
+    )
     copy = json.loads(json.dumps(message))
     if not path:
         return draw(JSON)
@@ -215,7 +223,7 @@ def _mutated(draw: st.DrawFn, message: dict[str, Any]) -> Any:
 @st.composite
 def client_message(draw: st.DrawFn, revision: str) -> bytes:
     """One line / body: aimed, mutated, or garbage."""
-    kind = draw(st.sampled_from(["aimed"] * 5 + ["mutated"] * 4 + ["garbage"]))
+    kind = draw(st.sampled_from(["aimed"] * 4 + ["mutated"] * 5 + ["garbage"]))
     if kind == "garbage":
         raw = draw(st.binary(max_size=40) | JSON.map(lambda v: json.dumps(v).encode()))
         return raw.replace(b"\n", b" ").replace(b"\r", b" ")

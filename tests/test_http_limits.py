@@ -155,3 +155,41 @@ async def test_past_max_connections_gets_503_with_retry_after() -> None:
     finally:
         proc.terminate()
         await asyncio.wait_for(proc.wait(), 10)
+
+
+def test_mcpkit_run_passes_the_limits(tmp_path: Any) -> None:
+    from typer.testing import CliRunner
+
+    from mcpkit.cli.main import app
+
+    path = tmp_path / "limited.py"
+    path.write_text(
+        "class S:\n"
+        "    def run(self, transport, host, port, **limits):\n"
+        "        print(transport, port, sorted(limits.items()))\n"
+        "custom = S()\n"
+    )
+    result = CliRunner().invoke(
+        app,
+        [
+            "run",
+            f"{path}:custom",
+            "-T",
+            "http",
+            "--port",
+            "9002",
+            "--header-timeout",
+            "5",
+            "--max-connections",
+            "10",
+            "--body-timeout",
+            "7",
+            "--max-body-size",
+            "1000",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert result.stdout.strip() == (
+        "http 9002 [('body_timeout', 7.0), ('header_timeout', 5.0), ('max_body_size', 1000), "
+        "('max_connections', 10)]"
+    )

@@ -231,13 +231,14 @@ def run(
     except (ImportError, OSError, LookupError) as exc:
         _fail(str(exc))
     limits: dict[str, Any] = {}
-    if transport.value != "stdio":  # the HTTP limits (README "Limits")
-        limits = dict(
-            header_timeout=header_timeout,
-            body_timeout=body_timeout,
-            max_connections=max_connections,
-            max_body_size=max_body_size,
-        )
+    if transport.value != "stdio":  # the HTTP limits (README "Limits"), where not the default
+        given = {
+            "header_timeout": (header_timeout, 60.0),
+            "body_timeout": (body_timeout, 60.0),
+            "max_connections": (max_connections, 1000),
+            "max_body_size": (max_body_size, 4 * 1024 * 1024),
+        }
+        limits = {name: value for name, (value, default) in given.items() if value != default}
     server.run(transport=transport.value, host=host, port=port, **limits)
 
 
