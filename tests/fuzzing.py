@@ -182,11 +182,6 @@ def _paths(node: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
     return out
 
 
-def mutated_value(value: Any) -> st.SearchStrategy[Any]:
-    """`value` with one random change (see `_mutated`)."""
-    return _mutated({"params": value}).map(lambda m: m.get("params") if isinstance(m, dict) else m)
-
-
 @st.composite
 def _mutated(draw: st.DrawFn, message: dict[str, Any]) -> Any:
     """One random change somewhere in the message: a new value, a deletion, a wrapping."""

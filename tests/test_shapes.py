@@ -14,7 +14,6 @@ from typing import Any
 import pytest
 
 from mcpkit.protocol.errors import InvalidParams
-from mcpkit.protocol.quick_shapes import QUICK, Members
 from mcpkit.protocol.shapes import PACKAGED, shapes_for
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -157,62 +156,3 @@ def test_shapes_accept_and_refuse_like_the_schema() -> None:
 if __name__ == "__main__" and "--write" in sys.argv:
     PACKAGED.write_text(json.dumps(expected(), indent=1, sort_keys=True) + "\n")
     print(f"wrote {PACKAGED}")
-
-
-# -- the quick shapes (protocol/quick_shapes.py): sound, and complete for their methods --------
-def _definition(revision: str, kind: str, method: str) -> dict[str, Any]:
-    data = expected()[revision]
-    schema = data["requests" if kind == "r" else "notifications"][method]
-    ref = schema.get("$ref")
-    return data["$defs"][ref.rsplit("/", 1)[1]] if ref else schema
-
-
-QUICK_METHODS = [
-    (rev, kind, m) for rev, kinds in QUICK.items() for kind in kinds for m in kinds[kind]
-]
-
-
-@pytest.mark.parametrize(("revision", "kind", "method"), QUICK_METHODS)
-def test_quick_shapes_cover_every_member(revision: str, kind: str, method: str) -> None:
-    """A member the schema adds must be added to the shortcut (checked, or UNSURE)."""
-    members = set(_definition(revision, kind, method).get("properties", {}))
-    check = QUICK[revision][kind][method]
-    assert isinstance(check, Members)
-    assert members == set(check.fields), (revision, method)
-    assert set(_definition(revision, kind, method).get("required", [])) <= set(check.required)
-
-
-@pytest.mark.parametrize("revision", list(SOURCES))
-def test_quick_shapes_are_sound(revision: str) -> None:
-    """Whatever the shortcut accepts, the schema accepts (generated and mutated params)."""
-    from hypothesis import HealthCheck, given, settings
-    from hypothesis import strategies as st
-
-    from fuzzing import SchemaStrategies, mutated_value, schema
-
-    shapes = shapes_for(revision)
-    gen = SchemaStrategies(schema(revision))
-    cases = [(k, m) for k, methods in QUICK[revision].items() for m in methods]
-    table = {"r": expected()[revision]["requests"], "n": expected()[revision]["notifications"]}
-
-    @settings(
-        max_examples=300,
-        derandomize=True,
-        database=None,
-        deadline=None,
-        suppress_health_check=list(HealthCheck),
-    )
-    @given(data=st.data())
-    def sound(data: st.DataObject) -> None:
-        kind, method = data.draw(st.sampled_from(cases))
-        params = data.draw(gen.of(table[kind][method]))
-        if data.draw(st.booleans()):
-            params = data.draw(mutated_value(params))
-        if QUICK[revision][kind][method](params):
-            accepted.add(method)
-            validator = shapes._compile(kind, method, table[kind])
-            assert validator.is_valid(params), (method, params)
-
-    accepted: set[str] = set()
-    sound()
-    assert len(accepted) >= len(cases) // 2, accepted  # the property was exercised

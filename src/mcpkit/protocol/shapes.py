@@ -19,7 +19,6 @@ from typing import Any
 import orjson
 
 from .errors import InvalidParams
-from .quick_shapes import QUICK, Check
 
 PACKAGED = Path(__file__).with_name("shapes.json")
 #: Where the spec's own rules are looser than its schema. `inputResponses`: a map of objects
@@ -46,8 +45,6 @@ class Shapes:
         "_requests",
         "_validators",
         "_with_meta",
-        "quick_notifications",
-        "quick_requests",
         "revision",
     )
 
@@ -59,9 +56,6 @@ class Shapes:
         self._notifications: dict[str, Any] = data["notifications"]
         self._validators: dict[tuple[str, str], Any] = {}
         self._with_meta: dict[str, tuple[Any, bool]] = {}
-        #: Sound shortcuts by method (`protocol.quick_shapes`): True means valid.
-        self.quick_requests: dict[str, Check] = QUICK[revision]["r"]
-        self.quick_notifications: dict[str, Check] = QUICK[revision]["n"]
 
     def request_known(self, method: str) -> bool:
         return method in self._requests
@@ -102,9 +96,6 @@ class Shapes:
         """-32602 unless `params` has the shape this revision gives `method` (when it gives
         one)."""
         instance = params if params is not None else {}
-        quick = self.quick_requests.get(method)
-        if quick is not None and quick(instance):
-            return
         validator = self._validators.get(("r", method))
         if validator is None:
             validator = self._compile("r", method, self._requests)
@@ -117,9 +108,6 @@ class Shapes:
         """-32602 unless a notification this revision defines has its shape (unknown
         notifications pass: receivers ignore them)."""
         instance = params if params is not None else {}
-        quick = self.quick_notifications.get(method)
-        if quick is not None and quick(instance):
-            return
         validator = self._validators.get(("n", method))
         if validator is None:
             validator = self._compile("n", method, self._notifications)

@@ -247,20 +247,14 @@ def _request(
             return _in_session(server, msg, session, outbox)
     body = params if params is not None else {}
     shape = _modern_shapes or shapes(MODERN)
-    quick = shape.quick_requests.get(msg.method)
-    if quick is not None and quick(body):  # the usual request: plain type checks
+    validator, checks_meta = shape.request(msg.method)
+    if checks_meta and validator.is_valid(body):  # the usual request: one schema check
         meta = valid_request_meta(body["_meta"])
-    else:
-        validator, checks_meta = shape.request(msg.method)
-        if checks_meta and validator.is_valid(body):
-            meta = valid_request_meta(body["_meta"])
-        else:  # refused in the documented order: `_meta` (-32602), version (-32022), shape
-            meta = read_request_meta(params)  # BASE-46
-            check_version(
-                meta.protocol_version, server.supported_versions, server.advertised_versions
-            )
-            if validator is not None and not validator.is_valid(body):
-                raise shape.refuse(msg.method, body)
+    else:  # refused in the documented order: `_meta` (-32602), version (-32022), shape
+        meta = read_request_meta(params)  # BASE-46
+        check_version(meta.protocol_version, server.supported_versions, server.advertised_versions)
+        if validator is not None and not validator.is_valid(body):
+            raise shape.refuse(msg.method, body)
     check_version(meta.protocol_version, server.supported_versions, server.advertised_versions)
     return ServerRequest(msg.id, msg.method, body, meta, MODERN, emit)
 
