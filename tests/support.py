@@ -289,3 +289,26 @@ async def until(server: Any, task_id: str, check: Callable[[Any], bool]) -> Any:
         return await asyncio.wait_for(reached, 5)
     finally:
         server.tasks.on_change = previous
+
+
+def free_port() -> int:
+    """A free loopback port (another process may take it; the server fails loudly then)."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+async def listening(port: int, proc: asyncio.subprocess.Process, seconds: float = 20) -> None:
+    """Until `port` accepts connections (readiness: the server has no other signal)."""
+    deadline = asyncio.get_running_loop().time() + seconds
+    while True:
+        try:
+            _, writer = await asyncio.open_connection("127.0.0.1", port)
+            writer.close()
+            return
+        except OSError:
+            if proc.returncode is not None or asyncio.get_running_loop().time() > deadline:
+                raise RuntimeError("server did not start") from None
+            await asyncio.sleep(0.05)

@@ -15,7 +15,7 @@ from typing import Any
 import orjson
 import pytest
 
-from legacy_support import SessionClient
+from legacy_support import SessionClient, init_message
 from mcpkit import Server
 from mcpkit.server.admission import (
     LEGACY,
@@ -51,16 +51,7 @@ def test_a_modern_request_carries_its_era_explicitly() -> None:
 
 
 def test_initialize_opens_a_session_only_on_a_dual_era_server() -> None:
-    init = {
-        "jsonrpc": "2.0",
-        "id": 0,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-11-25",
-            "capabilities": {},
-            "clientInfo": {"name": "c", "version": "1"},
-        },
-    }
+    init = init_message()
     assert isinstance(make_server().admit(orjson.dumps(init)), OpenSession)
     modern_only = Server("modern", legacy=False)
     with pytest.raises(Refused) as refused:
@@ -134,16 +125,7 @@ async def exchange(p: asyncio.subprocess.Process, *messages: dict[str, Any]) -> 
     return reply
 
 
-INIT = {
-    "jsonrpc": "2.0",
-    "id": "init",
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "c", "version": "1"},
-    },
-}
+INIT = init_message(id="init")
 
 
 async def test_stdio_survives_a_cancel_of_an_unhashable_id(

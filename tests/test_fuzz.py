@@ -8,8 +8,6 @@ deadline (listen: acknowledged), a canary answered after every batch.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 
@@ -37,52 +35,23 @@ def fuzz(target: Target, revision: str, http: bool, examples: int, **options: ob
     property_holds()
 
 
-@pytest.fixture
-def stdio_modern() -> Iterator[Target]:
-    target = StdioTarget(MODERN)
-    yield target
-    target.stop()
+TARGETS = {
+    "stdio-modern": (lambda: StdioTarget(MODERN), MODERN, False),
+    "stdio-legacy": (lambda: StdioTarget(LEGACY), LEGACY, False),
+    "http-modern": (lambda: HttpTarget(MODERN), MODERN, True),
+    "http-legacy": (lambda: HttpTarget(LEGACY), LEGACY, True),
+}
 
 
-@pytest.fixture
-def stdio_legacy() -> Iterator[Target]:
-    target = StdioTarget(LEGACY)
-    yield target
-    target.stop()
-
-
-@pytest.fixture
-def http_modern() -> Iterator[Target]:
-    target = HttpTarget(MODERN)
-    yield target
-    target.stop()
-
-
-@pytest.fixture
-def http_legacy() -> Iterator[Target]:
-    target = HttpTarget(LEGACY)
-    yield target
-    target.stop()
-
-
-def test_fuzz_stdio_modern(stdio_modern: Target) -> None:
-    fuzz(stdio_modern, MODERN, False, budget(SMALL))
-    assert stdio_modern.restarts == 0
-
-
-def test_fuzz_stdio_legacy(stdio_legacy: Target) -> None:
-    fuzz(stdio_legacy, LEGACY, False, budget(SMALL))
-    assert stdio_legacy.restarts == 0
-
-
-def test_fuzz_http_modern(http_modern: Target) -> None:
-    fuzz(http_modern, MODERN, True, budget(SMALL))
-    assert http_modern.restarts == 0
-
-
-def test_fuzz_http_legacy(http_legacy: Target) -> None:
-    fuzz(http_legacy, LEGACY, True, budget(SMALL))
-    assert http_legacy.restarts == 0
+@pytest.mark.parametrize("name", list(TARGETS))
+def test_fuzz(name: str) -> None:
+    make, revision, http = TARGETS[name]
+    target = make()
+    try:
+        fuzz(target, revision, http, budget(SMALL))
+        assert target.restarts == 0
+    finally:
+        target.stop()
 
 
 def test_the_fuzzer_finds_a_planted_crash() -> None:

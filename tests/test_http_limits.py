@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
 import sys
 from collections.abc import AsyncIterator
 from typing import Any
@@ -14,15 +13,9 @@ from typing import Any
 import orjson
 import pytest
 
-from support import ROOT, headers_for, rpc
+from support import ROOT, free_port, headers_for, listening, rpc
 
 LIMITS = {"header_timeout": 1, "body_timeout": 1, "max_body_size": 1000}
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 async def start(options: dict[str, Any]) -> tuple[asyncio.subprocess.Process, int]:
@@ -34,16 +27,8 @@ async def start(options: dict[str, Any]) -> tuple[asyncio.subprocess.Process, in
         json.dumps(options),
         stderr=asyncio.subprocess.PIPE,
     )
-    deadline = asyncio.get_running_loop().time() + 20
-    while True:  # readiness: the port accepts connections
-        try:
-            _, writer = await asyncio.open_connection("127.0.0.1", port)
-            writer.close()
-            return proc, port
-        except OSError:
-            if proc.returncode is not None or asyncio.get_running_loop().time() > deadline:
-                raise RuntimeError("server did not start") from None
-            await asyncio.sleep(0.05)
+    await listening(port, proc)
+    return proc, port
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from legacy_support import SessionClient
+from legacy_support import SessionClient, init_message
 from mcpkit import Context, Server
 from mcpkit.auth import AccessToken, BearerAuth
 from mcpkit.protocol.tasks import TASKS_EXTENSION
@@ -78,19 +78,7 @@ class Fixture:
         self.state = ""
 
     async def make(self) -> None:
-        init = await self.session.call(
-            {
-                "jsonrpc": "2.0",
-                "id": 0,
-                "method": "initialize",
-                "params": {
-                    "protocolVersion": "2025-11-25",
-                    "capabilities": {},
-                    "clientInfo": {"name": "owner", "version": "0"},
-                },
-            },
-            authorization=f"Bearer {OWNER}",
-        )
+        init = await self.session.call(init_message(), authorization=f"Bearer {OWNER}")
         assert init.status == 200
         self.session.session_id = init.headers["mcp-session-id"]
         created = await post(self.http, OWNER, "tools/call", name="job")

@@ -95,25 +95,19 @@ class Shapes:
     def check_request(self, method: str, params: dict[str, Any] | None) -> None:
         """-32602 unless `params` has the shape this revision gives `method` (when it gives
         one)."""
-        instance = params if params is not None else {}
-        validator = self._validators.get(("r", method))
-        if validator is None:
-            validator = self._compile("r", method, self._requests)
-            if validator is None:
-                return
-        if not validator.is_valid(instance):
-            raise _invalid(method, validator, instance)
+        self._check("r", method, self._requests, params)
 
     def check_notification(self, method: str, params: dict[str, Any] | None) -> None:
         """-32602 unless a notification this revision defines has its shape (unknown
         notifications pass: receivers ignore them)."""
+        self._check("n", method, self._notifications, params)
+
+    def _check(
+        self, kind: str, method: str, table: dict[str, Any], params: dict[str, Any] | None
+    ) -> None:
+        validator = self._validators.get((kind, method)) or self._compile(kind, method, table)
         instance = params if params is not None else {}
-        validator = self._validators.get(("n", method))
-        if validator is None:
-            validator = self._compile("n", method, self._notifications)
-            if validator is None:
-                return
-        if not validator.is_valid(instance):
+        if validator is not None and not validator.is_valid(instance):
             raise _invalid(method, validator, instance)
 
     def _compile(self, kind: str, method: str, table: dict[str, Any]) -> Any:
