@@ -118,8 +118,9 @@ async def read_body(receive: Receive, limit: int, timeout: float | None) -> byte
     """The whole request body, at most `limit` bytes, each part arriving within `timeout`
     seconds of the one before (nginx's `client_body_timeout`). The usual body, already
     received whole, is read without a timer. Raises `BodyRefused`."""
-    waiting = receive()
-    if type(waiting) is types.CoroutineType:
+    if timeout is None:  # the server enforces it (serve_http): no work here
+        msg = await receive()
+    elif type(waiting := receive()) is types.CoroutineType:
         done, msg = first_step(waiting)
         if not done:
             msg = await _within(timeout, resume(waiting, msg))
@@ -135,7 +136,7 @@ async def read_body(receive: Receive, limit: int, timeout: float | None) -> byte
     chunks = [body]
     size = len(body)
     while msg.get("more_body"):
-        msg = await _within(timeout, receive())
+        msg = await (receive() if timeout is None else _within(timeout, receive()))
         if msg["type"] == "http.disconnect":
             raise BodyRefused(None)
         chunk = msg.get("body", b"")

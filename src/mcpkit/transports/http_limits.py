@@ -6,6 +6,8 @@ how long or how large a request head may be. `limited_protocol()` subclasses it:
 
     header_timeout    60 s     the whole request head (line and headers) must arrive within it
                                (nginx `client_header_timeout`)                       → 408
+    body_timeout      60 s     each part of a body within this of the one before
+                               (nginx `client_body_timeout`)                         → 408
     max_header_line   8 KiB    one header line, or the request line (nginx
                                `large_client_header_buffers` 4 8k)                   → 431 / 414
     max_header_bytes  32 KiB   the whole head                                        → 431
@@ -13,12 +15,12 @@ how long or how large a request head may be. `limited_protocol()` subclasses it:
     max_connections   1000     open connections; one more is answered               → 503
 
 Every refusal is a JSON-RPC error with `"id": null` (the request was never read), a
-`Connection: close`, and for 503 a `Retry-After`. The body's own read timeout (nginx
-`client_body_timeout`, 408) and size limit (413) are the ASGI app's (`body_timeout`,
-`max_body_size`), and the keep-alive timeout is uvicorn's (`keep_alive_timeout`).
+`Connection: close`, and for 503 a `Retry-After`. The body size limit (413) is the ASGI app's
+(`max_body_size`); so is its body timeout when the app is mounted elsewhere. The keep-alive
+timeout is uvicorn's (`keep_alive_timeout`).
 
-The request path pays one attribute write per request and one length check per header: the
-head timer is one sweep per second over the open connections, not a timer per request.
+The request path pays a few attribute writes per request and one length check per header:
+the timers are one sweep per second over the open connections, not a timer per request.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from ..protocol.errors import InvalidRequest, MCPError, ServerBusy
 from ..protocol.jsonrpc import encode_unread_error
+from .asgi import too_slow
 
 log = logging.getLogger("mcpkit.http")
 
@@ -49,6 +52,7 @@ class HttpLimits:
     """The connection-level limits (seconds, bytes, counts); None turns one off."""
 
     header_timeout: float | None = 60.0
+    body_timeout: float | None = 60.0
     max_header_line: int = 8 * 1024
     max_header_bytes: int = 32 * 1024
     max_headers: int = 100
@@ -82,6 +86,7 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
     _head_since: float | None
     _head_bytes: int
     _in_body: bool
+    _body_since: float | None  # the last progress of a body still arriving
     _refused: bool
     _over_capacity: bool
 
@@ -90,10 +95,12 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
         self._head_since = self.loop.time()
         self._head_bytes = 0
         self._in_body = False
+        self._body_since = None
         self._refused = False
         cap = self.limits.max_connections
         self._over_capacity = cap is not None and len(self.connections) > cap
-        if self.limits.header_timeout is not None and self.loop not in self._sweeping:
+        timed = self.limits.header_timeout is not None or self.limits.body_timeout is not None
+        if timed and self.loop not in self._sweeping:
             self._schedule_sweep(self.loop, self.connections)
 
     def data_received(self, data: bytes) -> None:
@@ -124,6 +131,7 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
             return
         self._head_since = None
         self._in_body = True
+        self._body_since = self.loop.time()
         limits = self.limits
         if len(self.headers) > limits.max_headers:
             self.refuse(431, InvalidRequest(f"More than {limits.max_headers} header fields"))
@@ -142,10 +150,12 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
 
     def on_body(self, body: bytes) -> None:
         if not self._refused:
+            self._body_since = self.loop.time()
             super().on_body(body)
 
     def on_message_complete(self) -> None:
         self._in_body = False
+        self._body_since = None
         if not self._refused:
             super().on_message_complete()
 
@@ -154,7 +164,7 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
         lingering close, what the client is still sending is read and dropped for a moment
         after our answer, so that it is not reset before it could read it."""
         self._refused = True
-        self._head_since = None
+        self._head_since = self._body_since = None
         cycle = self.cycle
         transport = self.transport
         if cycle is None or cycle.response_complete or not cycle.response_started:
@@ -171,16 +181,19 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
 
     @classmethod
     def _sweep(cls, loop: asyncio.AbstractEventLoop, connections: set[Any]) -> None:
-        """408 for every connection whose request head has been arriving for too long."""
-        timeout = cls.limits.header_timeout
-        assert timeout is not None
-        deadline = loop.time() - timeout
+        """408 for every connection whose request head, or body, has stalled for too long."""
+        now = loop.time()
+        head, body = cls.limits.header_timeout, cls.limits.body_timeout
         for conn in list(connections):
             if not isinstance(conn, LimitedHttpToolsProtocol) or conn._refused:
                 continue
             since = conn._head_since
-            if since is not None and since <= deadline:
-                conn.refuse(408, InvalidRequest(f"The request head took over {timeout:g} s"))
+            if head is not None and since is not None and now - since >= head:
+                conn.refuse(408, InvalidRequest(f"The request head took over {head:g} s"))
+                continue
+            since = conn._body_since
+            if body is not None and since is not None and now - since >= body:
+                conn.refuse(408, too_slow(body))
         if connections:
             cls._schedule_sweep(loop, connections)
         else:

@@ -25,6 +25,7 @@ def serve_http(
     log_level: str = "warning",
     proxy_headers: bool = False,
     header_timeout: float | None = 60.0,
+    body_timeout: float | None = 60.0,
     keep_alive_timeout: int = 5,
     max_header_line: int = 8 * 1024,
     max_header_bytes: int = 32 * 1024,
@@ -38,10 +39,10 @@ def serve_http(
     seconds (408), header lines up to `max_header_line` bytes, the head up to
     `max_header_bytes` and `max_headers` fields (431), `max_connections` open connections
     (503 + Retry-After), idle keep-alive connections closed after `keep_alive_timeout`.
-    The app's own options (`max_body_size` → 413, `body_timeout` → 408, ...) pass through."""
+    a body part within `body_timeout` of the one before (408). The app's own options
+    (`max_body_size` → 413, ...) pass through."""
     import uvicorn
 
-    app = StreamableHTTPApp(server, path=path, **options)
     http: Any = "h11"  # without httptools: uvicorn's h11, its head size limited only
     with contextlib.suppress(ImportError):
         from .http_limits import HttpLimits, limited_protocol
@@ -49,12 +50,17 @@ def serve_http(
         http = limited_protocol(
             HttpLimits(
                 header_timeout=header_timeout,
+                body_timeout=body_timeout,
                 max_header_line=max_header_line,
                 max_header_bytes=max_header_bytes,
                 max_headers=max_headers,
                 max_connections=max_connections,
             )
         )
+    # The protocol times bodies out; the app does only where it cannot (h11).
+    app = StreamableHTTPApp(
+        server, path=path, body_timeout=body_timeout if http == "h11" else None, **options
+    )
     if host not in ("127.0.0.1", "localhost", "::1") and "allowed_hosts" not in options:
         log.warning(
             "serving on %s but only loopback Host headers are allowed; pass allowed_hosts", host
