@@ -51,7 +51,7 @@ class Shapes:
     def __init__(self, revision: str) -> None:
         data = _published()[revision]
         self.revision = revision
-        self._defs: dict[str, Any] = {**data["$defs"], **OVERRIDES}
+        self._defs: dict[str, Any] = _lean({**data["$defs"], **OVERRIDES})
         self._requests: dict[str, Any] = data["requests"]
         self._notifications: dict[str, Any] = data["notifications"]
         self._validators: dict[tuple[str, str], Any] = {}
@@ -125,6 +125,20 @@ class Shapes:
         )
         self._validators[(kind, method)] = validator
         return validator
+
+
+def _lean(node: Any) -> Any:
+    """The same schema without `additionalProperties: {}` / `true` (which allow what an absent
+    keyword allows): the validator then need not visit every tool argument."""
+    if isinstance(node, dict):
+        return {
+            k: _lean(v)
+            for k, v in node.items()
+            if not (k == "additionalProperties" and (v == {} or v is True))
+        }
+    if isinstance(node, list):
+        return [_lean(v) for v in node]
+    return node
 
 
 def _invalid(method: str, validator: Any, instance: Any) -> InvalidParams:

@@ -255,7 +255,8 @@ def _request(
         check_version(meta.protocol_version, server.supported_versions, server.advertised_versions)
         if validator is not None and not validator.is_valid(body):
             raise shape.refuse(msg.method, body)
-    check_version(meta.protocol_version, server.supported_versions, server.advertised_versions)
+    if meta.protocol_version not in server.supported_versions:  # -32022
+        check_version(meta.protocol_version, server.supported_versions, server.advertised_versions)
     return ServerRequest(msg.id, msg.method, body, meta, MODERN, emit)
 
 
