@@ -13,7 +13,7 @@ from typing import Any
 import orjson
 import pytest
 
-from support import ROOT, free_port, headers_for, listening, rpc
+from support import ROOT, free_port, headers_for, rpc, wait_port
 
 LIMITS = {"header_timeout": 1, "body_timeout": 1, "max_body_size": 1000}
 
@@ -27,7 +27,7 @@ async def start(options: dict[str, Any]) -> tuple[asyncio.subprocess.Process, in
         json.dumps(options),
         stderr=asyncio.subprocess.PIPE,
     )
-    await listening(port, proc)
+    await wait_port(port, proc)
     return proc, port
 
 
@@ -150,8 +150,8 @@ def test_mcpkit_run_passes_the_limits(tmp_path: Any) -> None:
     path = tmp_path / "limited.py"
     path.write_text(
         "class S:\n"
-        "    def run(self, transport, host, port, **limits):\n"
-        "        print(transport, port, sorted(limits.items()))\n"
+        "    def run(self, transport, **options):\n"
+        "        print(transport, sorted(options.items()))\n"
         "custom = S()\n"
     )
     result = CliRunner().invoke(
@@ -175,6 +175,6 @@ def test_mcpkit_run_passes_the_limits(tmp_path: Any) -> None:
     )
     assert result.exit_code == 0, result.output
     assert result.stdout.strip() == (
-        "http 9002 [('body_timeout', 7.0), ('header_timeout', 5.0), ('max_body_size', 1000), "
-        "('max_connections', 10)]"
+        "http [('body_timeout', 7.0), ('header_timeout', 5.0), ('max_body_size', 1000), "
+        "('max_connections', 10), ('port', 9002)]"
     )

@@ -111,51 +111,77 @@ def host(
         list[str] | None,
         typer.Option("--allow", help="Always allow tools matching (e.g. shipping__*)."),
     ] = None,
+    deny: Annotated[
+        list[str] | None, typer.Option("--deny", help="Never allow tools matching.")
+    ] = None,
+    non_interactive: Annotated[
+        bool,
+        typer.Option("--non-interactive", help="Deny what would ask (the default without a TTY)."),
+    ] = False,
+    audit: Annotated[
+        Path | None, typer.Option("--audit", help="Append one JSON line per tool call here.")
+    ] = None,
     system: Annotated[str | None, typer.Option("--system", help="System prompt.")] = None,
 ) -> None:
     """Chat with an agent that uses the configured MCP servers, asking before risky calls."""
     import asyncio
+    import sys
+    from dataclasses import replace
 
     from rich.console import Console
-    from rich.prompt import Prompt
+    from rich.prompt import Confirm, Prompt
 
-    from ..host import ConsentPolicy, Host, ToolPins, make_model
+    from ..host import ConsentPolicy, Host, make_model
+    from ..host.chat import chat_turn
     from ..host.terminal import TerminalUI
+    from .runtime import host_settings, print_servers, review_pins
 
     cfg = _load(config)
     chosen, agent_system = _agent_spec(cfg, agent, servers)
+    settings = host_settings(config, cfg)
+    if audit is not None:
+        settings = replace(settings, audit=audit)
+    interactive = not non_interactive and sys.stdin.isatty()
     try:
         llm = make_model(model)
     except (ValueError, ImportError) as exc:
         raise typer.BadParameter(str(exc)) from None
     console = Console()
-    pins = ToolPins(Path.home() / ".cache/mcpkit/tool-pins.json")
 
     async def work() -> None:
         async with Host(
             cfg,
             model=llm,
             ui=TerminalUI(console),
-            policy=ConsentPolicy(allow=list(allow or [])),
-            pins=pins,
+            policy=ConsentPolicy(
+                allow=list(allow or []), deny=list(deny or []), interactive=interactive
+            ),
             servers=chosen,
+            settings=settings,
         ) as h:
-            session = h.agent(system=system or agent_system)
+            session = h.agent(system=system or agent_system, name=agent)
             if prompt is not None:
-                await session.ask(prompt)
+                await chat_turn(session, prompt)
                 return
             console.print(
-                f"[dim]model {llm.name}; {len(h.fleet.catalog())} tools; empty line or Ctrl-D to quit[/]"
+                f"[dim]model {llm.name}; {len(h.fleet.catalog())} tools; /servers lists the "
+                f"servers; @server:uri attaches a resource, /server:prompt key=value runs a "
+                f"prompt; empty line or Ctrl-D to quit; server logs: {settings.log}[/]"
             )
             while True:
+                if interactive:
+                    await asyncio.to_thread(review_pins, console, h, Confirm.ask)
                 try:
                     text = await asyncio.to_thread(
                         Prompt.ask, "[bold cyan]you[/]", console=console, default=""
                     )
                 except EOFError:
                     return
+                if text.strip() == "/servers":
+                    print_servers(console, h)
+                    continue
                 if not text.strip():
                     return
-                await session.ask(text)
+                await chat_turn(session, text)  # also @server:uri and /server:prompt
 
     asyncio.run(work())

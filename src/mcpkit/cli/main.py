@@ -17,6 +17,7 @@ import typer
 
 from .._version import __version__
 from .arguments import parse_key_values, split_command_tail
+from .lint import lint
 
 if TYPE_CHECKING:
     from ..client import Client
@@ -74,13 +75,18 @@ EnvOpt = Annotated[
 
 
 def _register_host_commands() -> None:
+    from .audit import audit
     from .host import host, tools
+    from .pins import app as pins_app
 
     app.command("host")(host)
     app.command("tools")(tools)
+    app.add_typer(pins_app, name="pins")
+    app.command("audit")(audit)
 
 
 _register_host_commands()
+app.command()(lint)  # mcpkit lint (cli/lint.py)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -207,39 +213,43 @@ def run(
     transport: Annotated[
         TransportName, typer.Option("--transport", "-T", help="How to serve.")
     ] = TransportName.stdio,
-    host: Annotated[str, typer.Option(help="HTTP bind address.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="HTTP port.")] = 8000,
+    host: Annotated[
+        str | None, typer.Option(help="HTTP bind address [MCPKIT_HOST, else 127.0.0.1].")
+    ] = None,
+    port: Annotated[int | None, typer.Option(help="HTTP port [MCPKIT_PORT, else 8000].")] = None,
     header_timeout: Annotated[
-        float, typer.Option(help="HTTP: seconds for a request head (408 after).")
-    ] = 60.0,
+        float | None, typer.Option(help="HTTP: seconds for a request head [60] (408 after).")
+    ] = None,
     body_timeout: Annotated[
-        float, typer.Option(help="HTTP: seconds between body reads (408 after).")
-    ] = 60.0,
+        float | None, typer.Option(help="HTTP: seconds between body reads [60] (408 after).")
+    ] = None,
     max_connections: Annotated[
-        int, typer.Option(help="HTTP: open connections (503 past it).")
-    ] = 1000,
-    max_body_size: Annotated[int, typer.Option(help="HTTP: request body bytes (413 past it).")] = 4
-    * 1024
-    * 1024,
+        int | None, typer.Option(help="HTTP: open connections [1000] (503 past it).")
+    ] = None,
+    max_body_size: Annotated[
+        int | None, typer.Option(help="HTTP: request body bytes [4 MiB] (413 past it).")
+    ] = None,
 ) -> None:
     """Run the mcpkit server defined in a Python file or module."""
+    from ..server.settings import SettingsError
     from .loader import find_server, load_module, split_spec
 
     path, name = split_spec(spec)
     try:
         server = find_server(load_module(path), name)
-    except (ImportError, OSError, LookupError) as exc:
-        _fail(str(exc))
-    limits: dict[str, Any] = {}
-    if transport.value != "stdio":  # the HTTP limits (README "Limits"), where not the default
-        given = {
-            "header_timeout": (header_timeout, 60.0),
-            "body_timeout": (body_timeout, 60.0),
-            "max_connections": (max_connections, 1000),
-            "max_body_size": (max_body_size, 4 * 1024 * 1024),
+        options = {
+            "host": host,
+            "port": port,
+            # the HTTP limits (README "Limits (HTTP)")
+            "header_timeout": header_timeout,
+            "body_timeout": body_timeout,
+            "max_connections": max_connections,
+            "max_body_size": max_body_size,
         }
-        limits = {name: value for name, (value, default) in given.items() if value != default}
-    server.run(transport=transport.value, host=host, port=port, **limits)
+        given = {k: v for k, v in options.items() if v is not None}
+        server.run(transport=transport.value, **given)  # the rest: MCPKIT_* settings
+    except (ImportError, OSError, LookupError, SettingsError) as exc:
+        _fail(str(exc))
 
 
 @app.command()

@@ -95,6 +95,16 @@ class ServerRequest:
         self.outbox: Final = outbox
         self.channel: Final = channel
 
+    def with_message(self, id: RequestId, method: str, params: dict[str, Any]) -> ServerRequest:
+        """The same request (meta, era, streams) with another id, method or params."""
+        return ServerRequest(
+            id, method, params, self.meta, self.era, self.emit, self.outbox, self.channel
+        )
+
+    def with_params(self, params: dict[str, Any]) -> ServerRequest:
+        """The same request with other params (a middleware rewriting arguments)."""
+        return self.with_message(self.id, self.method, params)
+
     def __repr__(self) -> str:
         return f"ServerRequest({self.era.name}, id={self.id!r}, method={self.method!r})"
 

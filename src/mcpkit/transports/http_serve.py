@@ -19,10 +19,10 @@ log = logging.getLogger("mcpkit.http")
 def serve_http(
     server: Server,
     *,
-    host: str = "127.0.0.1",
-    port: int = 8000,
+    host: str | None = None,
+    port: int | None = None,
     path: str = "/mcp",
-    log_level: str = "warning",
+    log_level: str | None = None,
     proxy_headers: bool = False,
     header_timeout: float | None = 60.0,
     body_timeout: float | None = 60.0,
@@ -34,15 +34,27 @@ def serve_http(
     **options: Any,
 ) -> None:
     """Serve with uvicorn (uvloop + httptools when installed). Loopback by default (TR-HTTP-04).
+    Arguments left out come from `MCPKIT_*` settings (host, port, log level, body and session
+    limits), then the defaults.
 
-    Limits (nginx's defaults; see README "Limits"): the request head within `header_timeout`
-    seconds (408), header lines up to `max_header_line` bytes, the head up to
-    `max_header_bytes` and `max_headers` fields (431), `max_connections` open connections
-    (503 + Retry-After), idle keep-alive connections closed after `keep_alive_timeout`.
-    a body part within `body_timeout` of the one before (408). The app's own options
-    (`max_body_size` → 413, ...) pass through."""
+    Limits (nginx's defaults; see README "Limits (HTTP)"): the request head within
+    `header_timeout` seconds (408), header lines up to `max_header_line` bytes, the head up to
+    `max_header_bytes` and `max_headers` fields (431), a body part within `body_timeout` of the
+    one before (408), `max_connections` open connections (503 + Retry-After), idle keep-alive
+    connections closed after `keep_alive_timeout`. The app's own options (`max_body_size` →
+    413, ...) pass through."""
     import uvicorn
 
+    from ..server.settings import Settings
+
+    settings = Settings.from_env()
+    settings.configure_logging()
+    host, port = settings.pick("host", host), settings.pick("port", port)
+    log_level = log_level or settings.log_level or "warning"
+    if settings.max_body_bytes is not None:
+        options.setdefault("max_body_size", settings.max_body_bytes)
+    if settings.max_sessions is not None and server.legacy:
+        options.setdefault("max_sessions", settings.max_sessions)
     http: Any = "h11"  # without httptools: uvicorn's h11, its head size limited only
     with contextlib.suppress(ImportError):
         from .http_limits import HttpLimits, limited_protocol

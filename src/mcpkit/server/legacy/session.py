@@ -261,6 +261,7 @@ class LegacySession:
             return self._list(method, params.get("cursor"))
         if method in MODERN_ONLY:
             raise MethodNotFound(f"Method not found: {method}")
+        # Server.handle: the one dispatch point (its middleware run for sessions too).
         return legacy_result(await self.server.handle(request))
 
     def _subscribe(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
