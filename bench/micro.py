@@ -102,7 +102,8 @@ async def amain(n: int, rounds: int) -> None:
     except Exception:  # noqa: BLE001
         NoWatcherApp = None  # type: ignore[assignment,misc]
 
-    app = StreamableHTTPApp(server)
+    # As serve_http builds it: there the server times request bodies out, not the app.
+    app = StreamableHTTPApp(server, body_timeout=None) if front_door else StreamableHTTPApp(server)
     with_mw = build(2)
 
     async def no_op(call: Any, call_next: Any) -> Any:
@@ -115,8 +116,10 @@ async def amain(n: int, rounds: int) -> None:
         if NoWatcherApp is not None:
             rec("  same without the disconnect-watcher task", await bench_asgi(NoWatcherApp(server), bodies))
         if front_door:
-            async def stdio_path(line: bytes) -> bytes:
-                return await server.answer(server.admit(line))
+            from mcpkit.server.admission import admit
+
+            async def stdio_path(line: bytes) -> bytes:  # what StdioConnection.receive calls
+                return await server.answer(admit(server, line, None, None, None, None))
 
             rec("stdio path: line in, response bytes out", await bench_coro(stdio_path, [(b,) for b in bodies]))
             rec("  Server.admit (decode, era, _meta, version, shape)", bench_sync(server.admit, [(b,) for b in bodies]))

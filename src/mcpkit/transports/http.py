@@ -160,15 +160,16 @@ class StreamableHTTPApp:
             await self._elsewhere(path, scope["method"], send)
             return
         host = origin = ctype = session_id = authorization = last_event_id = None
-        mirrored = MirroredHeaders()
+        version = mcp_method = mcp_name = None
+        params_headers: dict[str, str] | None = None
         length = -1
         for key, value in scope["headers"]:
             if key == b"mcp-method":
-                mirrored.method = value.decode("latin-1")
+                mcp_method = value.decode("latin-1")
             elif key == b"mcp-protocol-version":
-                mirrored.protocol_version = value.decode("latin-1").strip()
+                version = value.decode("latin-1").strip()
             elif key == b"mcp-name":
-                mirrored.name = value.decode("latin-1")
+                mcp_name = value.decode("latin-1")
             elif key == b"host":
                 host = value.decode("latin-1")
             elif key == b"content-type":
@@ -180,9 +181,9 @@ class StreamableHTTPApp:
             elif key == b"authorization":
                 authorization = value.decode("latin-1")
             elif key.startswith(b"mcp-param-"):
-                if mirrored.params is None:
-                    mirrored.params = {}
-                mirrored.params[key[10:].decode("latin-1")] = value.decode("latin-1")
+                if params_headers is None:
+                    params_headers = {}
+                params_headers[key[10:].decode("latin-1")] = value.decode("latin-1")
             elif key == b"mcp-session-id":
                 session_id = value.decode("latin-1")
             elif key == b"last-event-id":
@@ -205,7 +206,7 @@ class StreamableHTTPApp:
         if method != "POST":
             if session_id is not None and legacy is not None and method in ("GET", "DELETE"):
                 try:  # only the session's owner (POST, GET and DELETE alike)
-                    found = legacy.lookup(session_id, mirrored.protocol_version)
+                    found = legacy.lookup(session_id, version)
                 except MCPError as exc:
                     await send_error(send, exc)
                     return
@@ -243,7 +244,7 @@ class StreamableHTTPApp:
         if session_id is not None and legacy is not None:
             # FIXTURE 2.1 rule 1: a session id means the 2025-11-25 wire (unknown id → 404).
             try:
-                session = legacy.lookup(session_id, mirrored.protocol_version)
+                session = legacy.lookup(session_id, version)
             except MCPError as exc:
                 await send_error(send, exc, jsonrpc.id_in(body))
                 return
@@ -254,7 +255,7 @@ class StreamableHTTPApp:
             admitted = admit(
                 self.server,
                 body,
-                mirrored,
+                MirroredHeaders(version, mcp_method, mcp_name, params_headers),
                 session.core if session is not None else None,
                 responder.emit,
                 stream,
