@@ -36,6 +36,7 @@ if TYPE_CHECKING:
         MissingRequiredClientCapability,
         ParseError,
         ServerBusy,
+        StoreUnavailable,
         UnsupportedProtocolVersion,
     )
     from .server import CacheHint, Context, Server, TaskStore, Tool, ToolError
@@ -73,6 +74,7 @@ _EXPORTS = {
     "MissingRequiredClientCapability": "mcpkit.protocol.errors",
     "UnsupportedProtocolVersion": "mcpkit.protocol.errors",
     "ServerBusy": "mcpkit.protocol.errors",
+    "StoreUnavailable": "mcpkit.protocol.errors",
 }
 
 __all__ = [
@@ -98,6 +100,7 @@ __all__ = [
     "ResourceLink",
     "Server",
     "ServerBusy",
+    "StoreUnavailable",
     "TaskStore",
     "TextContent",
     "TextResourceContents",

@@ -18,6 +18,7 @@ from .tools import Tool, ToolError, ToolTimeout
 
 if TYPE_CHECKING:
     from .handles import HandleError, HandleKind, Handles, MemoryHandleStore
+    from .tasks.redis_store import RedisTaskStore
     from .settings import Settings
     from .standard_middleware import RateLimit, RateLimited, ResponseSizeLimit, TimingLog
 
@@ -28,6 +29,7 @@ _LAZY = {
     "MemoryHandleStore": ".handles",
     "RateLimit": ".standard_middleware",
     "RateLimited": ".standard_middleware",
+    "RedisTaskStore": ".tasks.redis_store",
     "ResponseSizeLimit": ".standard_middleware",
     "Settings": ".settings",
     "TimingLog": ".standard_middleware",
@@ -46,6 +48,7 @@ __all__ = [
     "Middleware",
     "RateLimit",
     "RateLimited",
+    "RedisTaskStore",
     "Refused",
     "ResponseSizeLimit",
     "Server",

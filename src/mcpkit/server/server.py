@@ -118,6 +118,7 @@ class Server:
         #: `task=`; advertised in `server/discover` once such a tool exists.
         self.tasks = tasks if tasks is not None else TaskStore()
         self.tasks.on_change = self.subscriptions.deliver_task
+        self.tasks.following = self.subscriptions.follows_tasks
         self.serves_tasks = False
         self._methods = {**methods.METHODS, **TASK_METHODS}
         #: State handles for tools (`server.handles.kind("basket", ttl=...)`); in memory unless
@@ -395,8 +396,9 @@ class Server:
             log.exception("internal error answering %s", request.method)
             return encode_error(request.id, InternalError())
 
-    def open_subscription(self, request: ServerRequest) -> Subscription:
-        """Start a `subscriptions/listen` stream; the transport sends `acknowledgement()` first."""
+    async def open_subscription(self, request: ServerRequest) -> Subscription:
+        """Start a `subscriptions/listen` stream; the transport sends `acknowledgement()` first.
+        While the server drains, the stream ends with its result right after that (SUB-11)."""
         caps = self.capabilities()
         supported: set[str] = set()
         if "tools" in caps:
@@ -411,7 +413,7 @@ class Server:
         task_ids = None
         if isinstance(requested, dict) and "taskIds" in requested:
             requested = dict(requested)
-            task_ids = listened_tasks(self, requested.pop("taskIds"), request.meta)
+            task_ids = await listened_tasks(self, requested.pop("taskIds"), request.meta)
         return self.subscriptions.open(request.id, requested, supported, task_ids)
 
     # -- serving ---------------------------------------------------------------------------
@@ -423,11 +425,26 @@ class Server:
             self.lifespan_state = await stack.enter_async_context(self.lifespan(self))
             self._lifespan_stack = stack
         await self.subscriptions.start()
+        await self.tasks.start()
+
+    @property
+    def draining(self) -> bool:
+        """True once `drain()` began: the instance is on its way out (not ready)."""
+        return self.tasks.draining
+
+    async def drain(self, timeout: float) -> None:
+        """Prepare to stop without losing what was promised: listen streams end with their
+        result (SUB-11) and new ones end at once, so clients open them elsewhere; no new task
+        starts here; running tasks get `timeout` seconds to finish, then fail with a reason
+        (TASK-17). Requests in flight are the transport's to finish (`serve_http` does)."""
+        self.tasks.draining = True
+        self.subscriptions.close_all()
+        await self.tasks.drain(timeout)
 
     async def shutdown(self) -> None:
         """Called by transports when serving ends: listen streams get their final result, then
         the `lifespan` exits."""
-        self.tasks.cancel_all()
+        await self.tasks.close()
         await self.subscriptions.stop()
         stack, self._lifespan_stack = self._lifespan_stack, None
         if stack is not None:

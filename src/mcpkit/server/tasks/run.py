@@ -61,9 +61,9 @@ class Launcher:
         self.created: dict[str, Any] = {}
         self.detached: asyncio.Future[None] = asyncio.get_running_loop().create_future()
 
-    def detach(self, ctx: Context, status_message: str | None) -> TaskRecord:
-        record = self.store.create(current_owner())
-        record.status_message = status_message
+    async def detach(self, ctx: Context, status_message: str | None) -> TaskRecord:
+        self.store.refuse_if_draining()
+        record = await self.store.new(current_owner(), status_message)
         ctx._task = record
         ctx._inputs = TaskInputs(record, ctx)
         ctx._emit = None  # no request stream to carry progress or logs any more
@@ -93,7 +93,7 @@ def task_runner(
         assert ctx is not None
         launcher = Launcher(store)
         if tool.task_start == "call":
-            launcher.detach(ctx, None)
+            await launcher.detach(ctx, None)
         else:
             ctx._launcher = launcher
         work = asyncio.get_running_loop().create_task(tool.call(arguments, ctx))

@@ -1,0 +1,139 @@
+"""Real parts for the scale-out tests: `redis-server` with AOF in a temporary directory, nginx
+from `deploy/nginx/` in front of mcpkit instances, and Redis's own command counters."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import signal
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from support import ROOT, free_port, wait_port
+
+REDIS = shutil.which("redis-server")
+NGINX = shutil.which("nginx") or ("/usr/sbin/nginx" if Path("/usr/sbin/nginx").exists() else None)
+CLUSTER_SERVER = ROOT / "tests/servers/scale_server.py"
+
+
+async def stop(proc: asyncio.subprocess.Process, sig: int = signal.SIGTERM) -> int:
+    """Signal `proc` and wait for it (SIGKILL after 30 s); its exit status."""
+    if proc.returncode is None:
+        proc.send_signal(sig)
+        try:
+            await asyncio.wait_for(proc.wait(), 30)
+        except TimeoutError:
+            proc.kill()
+            await proc.wait()
+    assert proc.returncode is not None
+    return proc.returncode
+
+
+class Redis:
+    """`redis-server` on a free port in a temporary directory, with AOF (`appendonly yes`,
+    fsync every second) unless told otherwise. `restart()` stops it (SIGTERM: Redis writes
+    what it holds) and starts it again on the same port and directory."""
+
+    def __init__(self, *, aof: bool = True) -> None:
+        assert REDIS is not None, "redis-server is required"
+        self.aof = aof
+        self.port = free_port()
+        self.dir = tempfile.mkdtemp(prefix="mcpkit-redis-")
+        self.proc: asyncio.subprocess.Process | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    async def start(self) -> None:
+        assert REDIS is not None
+        self.proc = await asyncio.create_subprocess_exec(
+            REDIS,
+            "--port",
+            str(self.port),
+            "--bind",
+            "127.0.0.1",
+            "--dir",
+            self.dir,
+            "--save",
+            "",
+            "--appendonly",
+            "yes" if self.aof else "no",
+            "--appendfsync",
+            "everysec",
+            stdout=asyncio.subprocess.DEVNULL,
+        )
+        await wait_port(self.port, self.proc)
+
+    async def restart(self) -> None:
+        assert self.proc is not None
+        await stop(self.proc)
+        await self.start()
+
+    async def kill(self) -> None:
+        if self.proc is not None and self.proc.returncode is None:
+            self.proc.kill()
+            await self.proc.wait()
+
+    async def close(self) -> None:
+        if self.proc is not None:
+            await stop(self.proc)
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    async def command_counts(self) -> dict[str, int]:
+        """`INFO commandstats`: calls per command name since start (or `CONFIG RESETSTAT`)."""
+        import redis.asyncio as aioredis
+
+        client: Any = aioredis.from_url(self.url)
+        try:
+            stats = await client.info("commandstats")
+        finally:
+            await client.aclose()
+        return {name.removeprefix("cmdstat_"): int(v["calls"]) for name, v in stats.items()}
+
+
+class Instance:
+    """One `tests/servers/scale_server.py` process: `start()`, then SIGTERM / SIGKILL it and
+    `start()` it again on the same port."""
+
+    def __init__(self, name: str, redis_url: str, env: dict[str, str], log: Path) -> None:
+        self.name = name
+        self.redis_url = redis_url
+        self.env = env
+        self.log = log
+        self.port = free_port()
+        self.proc: asyncio.subprocess.Process | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    async def start(self) -> None:
+        for _attempt in range(3):  # a port picked free can be taken before the server binds it
+            stderr = os.open(self.log, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+            try:
+                self.proc = await asyncio.create_subprocess_exec(
+                    sys.executable,
+                    str(CLUSTER_SERVER),
+                    str(self.port),
+                    self.redis_url,
+                    self.name,
+                    env=self.env,
+                    stderr=stderr,
+                )
+            finally:
+                os.close(stderr)
+            try:
+                await wait_port(self.port, self.proc)
+                return
+            except RuntimeError:
+                await stop(self.proc, signal.SIGKILL)
+                self.port = free_port()
+        raise RuntimeError(f"instance {self.name} did not start")
+
+    async def stop(self, sig: int = signal.SIGTERM) -> int:
+        assert self.proc is not None
+        return await stop(self.proc, sig)
