@@ -137,3 +137,38 @@ class Instance:
     async def stop(self, sig: int = signal.SIGTERM) -> int:
         assert self.proc is not None
         return await stop(self.proc, sig)
+
+
+class Connection:
+    """One HTTP/1.1 connection held open by hand (to see what a server does with a
+    keep-alive connection): `post()` a JSON body, read the whole answer."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.reader = reader
+        self.writer = writer
+
+    @classmethod
+    async def open(cls, port: int) -> Connection:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        return cls(reader, writer)
+
+    async def post(self, body: bytes, headers: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
+        head = ["POST /mcp HTTP/1.1", "host: 127.0.0.1", f"content-length: {len(body)}"]
+        head += [f"{k}: {v}" for k, v in headers.items() if k != "host"]
+        self.writer.write(("\r\n".join(head) + "\r\n\r\n").encode() + body)
+        await self.writer.drain()
+        status_line = await self.reader.readline()
+        status = int(status_line.split()[1])
+        fields: dict[str, str] = {}
+        while (line := await self.reader.readline()) not in (b"\r\n", b""):
+            name, _, value = line.decode("latin-1").partition(":")
+            fields[name.strip().lower()] = value.strip()
+        data = await self.reader.readexactly(int(fields.get("content-length", "0")))
+        return status, fields, data
+
+    async def closed_by_peer(self) -> bool:
+        """Whether the server closed the connection (EOF) rather than keep it."""
+        return await self.reader.read(1) == b""
+
+    def close(self) -> None:
+        self.writer.close()

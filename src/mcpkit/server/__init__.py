@@ -18,9 +18,9 @@ from .tools import Tool, ToolError, ToolTimeout
 
 if TYPE_CHECKING:
     from .handles import HandleError, HandleKind, Handles, MemoryHandleStore
-    from .tasks.redis_store import RedisTaskStore
     from .settings import Settings
     from .standard_middleware import RateLimit, RateLimited, ResponseSizeLimit, TimingLog
+    from .tasks.redis_store import RedisTaskStore
 
 _LAZY = {
     "HandleError": ".handles",

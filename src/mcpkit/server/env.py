@@ -56,6 +56,14 @@ def _seconds(text: str) -> float | None:
     return value
 
 
+def _duration(text: str) -> float:
+    """a number of seconds from 0 up"""
+    value = float(text)
+    if not value >= 0 or value == float("inf"):
+        raise ValueError
+    return value
+
+
 def _str(text: str) -> str:
     """a non-empty string"""
     if not text.strip():
@@ -72,6 +80,8 @@ _PARSERS: dict[str, Callable[[str], Any]] = {
     "max_sessions": _int(1),
     "mask_errors": _bool,
     "tool_timeout": _seconds,
+    "drain_timeout": _duration,
+    "redis_url": _str,
 }
 
 #: The default of every setting (the `Settings` fields mirror it).
@@ -83,6 +93,8 @@ DEFAULTS: dict[str, Any] = {
     "max_sessions": None,
     "mask_errors": True,
     "tool_timeout": None,
+    "drain_timeout": 20.0,
+    "redis_url": None,
 }
 
 
