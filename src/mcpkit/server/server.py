@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from ..transports.http import StreamableHTTPApp
     from .handles import Handles, HandleStore
     from .legacy.session import LegacySession, Outbox
+    from .redis_config import RedisConfig
 
 F = TypeVar("F", bound=Callable[..., Any])
 log = logging.getLogger("mcpkit.server")
@@ -93,6 +94,8 @@ class Server:
         self.advertised_versions: tuple[str, ...] = self.supported_versions + (
             LEGACY_VERSIONS if legacy else ()
         )
+        #: Why 2025-11-25 sessions are not served, added to the -32022 `initialize` gets.
+        self.legacy_refusal: str | None = None
         self.cache: dict[str, CacheHint] = {**DEFAULT_CACHE, **(cache or {})}
         if page_size is not None and page_size < 1:
             raise ValueError("page_size must be >= 1")
@@ -116,9 +119,8 @@ class Server:
         self.any_scopes = False
         #: Tasks (the `io.modelcontextprotocol/tasks` extension) of tools registered with
         #: `task=`; advertised in `server/discover` once such a tool exists.
-        self.tasks = tasks if tasks is not None else TaskStore()
-        self.tasks.on_change = self.subscriptions.deliver_task
-        self.tasks.following = self.subscriptions.follows_tasks
+        self.tasks = TaskStore()
+        self.set_task_store(tasks if tasks is not None else self.tasks)
         self.serves_tasks = False
         self._methods = {**methods.METHODS, **TASK_METHODS}
         #: State handles for tools (`server.handles.kind("basket", ttl=...)`); in memory unless
@@ -199,6 +201,32 @@ class Server:
             tool.timeout = self.tool_timeout
         self.tools[tool.name] = tool
         self._changed("notifications/tools/list_changed")
+
+    def set_task_store(self, store: TaskStore) -> None:
+        """Keep tasks in `store` (before serving starts)."""
+        self.tasks = store
+        store.on_change = self.subscriptions.deliver_task
+        store.following = self.subscriptions.follows_tasks
+
+    def refuse_legacy(self, reason: str) -> None:
+        """Serve the modern wire only from now on (before serving starts): `initialize` gets
+        -32022 naming the versions served (VER-12), with `reason`."""
+        self.legacy = False
+        self.advertised_versions = self.supported_versions
+        self.legacy_refusal = reason
+
+    def use_redis(self, redis: RedisConfig | str) -> None:
+        """Share every part several instances must share through this Redis: change events,
+        tasks, state handles, single-use requestState (see `mcpkit.server.redis_parts`).
+        Before serving starts; `MCPKIT_REDIS_URL` does it for `serve_http`."""
+        from .redis_parts import use_redis
+
+        use_redis(self, redis)
+
+    @property
+    def uses_handles(self) -> bool:
+        """Whether a handle kind was made (`server.handles.kind(...)`)."""
+        return self._handles is not None and bool(self._handles.kinds)
 
     @property
     def handles(self) -> Handles:

@@ -106,6 +106,11 @@ class SubscriptionHub:
         #: Other consumers of every change (the legacy sessions' fan-out); none on modern-only.
         self._listeners: list[Deliver] = []
 
+    @property
+    def started(self) -> bool:
+        """Serving began (the event bus is connected or connecting)."""
+        return self._started
+
     async def start(self) -> None:
         self._ending = False
         if not self._started:

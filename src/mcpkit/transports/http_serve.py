@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import socket
 from typing import TYPE_CHECKING, Any
 
 from .http import StreamableHTTPApp
@@ -33,6 +34,7 @@ def serve_http(
     max_headers: int = 100,
     max_connections: int | None = 1000,
     drain_timeout: float | None = None,
+    reuse_port: bool = False,
     **options: Any,
 ) -> None:
     """Serve with uvicorn (uvloop + httptools when installed). Loopback by default (TR-HTTP-04).
@@ -51,7 +53,11 @@ def serve_http(
     (SUB-11) and 2025-11-25 GET streams, starts no new task, stream or session (503 +
     Retry-After for those), answers what arrives on open connections with `Connection: close`,
     and gives requests and tasks in flight `drain_timeout` seconds (`MCPKIT_DRAIN_TIMEOUT`,
-    20) to finish; tasks still running then fail with a reason (TASK-17)."""
+    20) to finish; tasks still running then fail with a reason (TASK-17).
+
+    `MCPKIT_REDIS_URL` shares every part several instances need through Redis
+    (`Server.use_redis`). `reuse_port`: bind with SO_REUSEPORT, so that several processes
+    serve one port and the kernel spreads connections over them (`mcpkit run --workers`)."""
     import uvicorn
 
     from ..server.settings import Settings
@@ -61,6 +67,8 @@ def serve_http(
     host, port = settings.pick("host", host), settings.pick("port", port)
     log_level = log_level or settings.log_level or "warning"
     drain_timeout = settings.pick("drain_timeout", drain_timeout)
+    if settings.redis_url is not None:
+        server.use_redis(settings.redis_url)
     if settings.max_body_bytes is not None:
         options.setdefault("max_body_size", settings.max_body_bytes)
     if settings.max_sessions is not None and server.legacy:
@@ -102,7 +110,20 @@ def serve_http(
         # Loopback by default: X-Forwarded-* are not trusted unless the caller asks for it.
         proxy_headers=proxy_headers,
     )
-    _UvicornServer(config, server, app, drain_timeout).run()
+    sockets = [_shared_port(host, port)] if reuse_port else None
+    _UvicornServer(config, server, app, drain_timeout).run(sockets=sockets)
+
+
+def _shared_port(host: str, port: int) -> socket.socket:
+    """A listening socket other processes of this user may bind too (SO_REUSEPORT)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    sock.bind((host, port))
+    sock.listen(2048)
+    sock.set_inheritable(True)
+    return sock
 
 
 def _loop_impl() -> str:
