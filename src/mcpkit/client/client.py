@@ -33,7 +33,7 @@ from .errors import ClientError, InvalidResponse
 from .inputs import ElicitationHandler, InputHandlers, RootsProvider, SamplingHandler
 from .notifications import LogCallback, NotificationRouter, ProgressCallback
 from .output_schema import OutputValidator
-from .session import ClientSession
+from .session import ClientSession, Trace
 from .subscription import Subscription
 from .tasks import follow_task
 from .types import (
@@ -80,21 +80,27 @@ class Client:
         probe_timeout: float = 5.0,
         auth: OAuth | None = None,
         tasks: bool = True,
+        extensions: Mapping[str, JSONObject] | None = None,
+        trace: Trace | None = None,
     ) -> None:
         """`auth`: an `mcpkit.auth.OAuth` for servers that answer 401 (HTTP only; a stdio
         server takes credentials from its environment, `env`, as the spec says: BASE-31).
         `tasks`: declare the tasks extension, so that servers may run long tool calls as tasks;
-        `call_tool` follows a task to its result either way it is answered."""
+        `call_tool` follows a task to its result either way it is answered.
+        `extensions`: more extensions to declare (id → settings, VER-07), e.g. MCP Apps.
+        `trace`: sees every JSON-RPC message as sent or received (`"send"`/`"recv"`), for
+        inspectors; it must not block."""
         self.handlers = InputHandlers(elicitation, sampling, roots, url_elicitation=url_elicitation)
         self.cache = ResultCache() if cache else None
         self.notes = NotificationRouter(self.cache, on_log, on_notification)
+        self.trace = trace
         self.transport, self._era_key = make_client_transport(
             target,
             headers=headers,
             env=env,
             cwd=cwd,
             stderr=stderr,
-            on_notification=self.notes,
+            on_notification=self.notes if trace is None else self._traced,
             auth=auth,
         )
         self.requested_era = era
@@ -102,11 +108,13 @@ class Client:
         self.max_input_rounds = max_input_rounds
         self.probe_timeout = probe_timeout
         capabilities = self.handlers.capabilities()
-        if tasks:
-            capabilities["extensions"] = {TASKS_EXTENSION: {}}  # TASK-01, per request
+        declared = {**({TASKS_EXTENSION: {}} if tasks else {}), **(extensions or {})}
+        if declared:
+            capabilities["extensions"] = declared  # TASK-01, per request
         self.session = ClientSession(
             self.transport, timeout=timeout, capabilities=capabilities, client_info=client_info
         )
+        self.session.trace = trace
         self.legacy: LegacySession | None = None
         self.info: ServerInfo | None = None
         self._headers_key = hashlib.sha256(
@@ -166,11 +174,18 @@ class Client:
             self.transport,
             self.handlers,
             self.session.client_info,
-            on_notification=self.notes,
+            on_notification=self.notes if self.trace is None else self._traced,
+            extensions=extensions_of(self.session.capabilities),
+            trace=self.trace,
         )
         self.info = await self.legacy.initialize(self.timeout)
         ERA_CACHE[self._era_key] = "legacy"
         return self.info
+
+    async def _traced(self, note: Notification) -> None:
+        if self.trace is not None:
+            self.trace("recv", {"jsonrpc": "2.0", "method": note.method, "params": note.params})
+        await self.notes(note)
 
     async def close(self) -> None:
         if self.legacy is not None:
@@ -369,7 +384,20 @@ class Client:
         else:
             params = {"notifications": wanted, "_meta": self.session.request_meta()}
             stream = self.transport.stream  # type: ignore[attr-defined]
-            messages = stream(self.session.next_id(), "subscriptions/listen", params)
+            request_id = self.session.next_id()
+            messages = stream(request_id, "subscriptions/listen", params)
+            if self.trace is not None:
+                self.trace(
+                    "send",
+                    {
+                        "jsonrpc": "2.0",
+                        "id": request_id,
+                        "method": "subscriptions/listen",
+                        "params": params,
+                    },
+                )
+        if self.trace is not None:
+            messages = _trace_stream(messages, self.trace)
         return Subscription(messages, self.notes.invalidate)
 
     async def listen(
@@ -386,6 +414,25 @@ class Client:
         ) as sub:
             async for note in sub:
                 yield note
+
+
+async def _trace_stream(
+    messages: AsyncIterator[JSONObject], trace: Trace
+) -> AsyncIterator[JSONObject]:
+    try:
+        async for message in messages:
+            trace("recv", {"jsonrpc": "2.0", **message})
+            yield message
+    finally:
+        close = getattr(messages, "aclose", None)
+        if close is not None:
+            await close()
+
+
+def extensions_of(capabilities: JSONObject) -> JSONObject:
+    """The extensions a capabilities object declares (for the legacy `initialize`)."""
+    declared = capabilities.get("extensions")
+    return dict(declared) if isinstance(declared, dict) else {}
 
 
 __all__ = ["ERA_CACHE", "Client", "era_cache_key"]
