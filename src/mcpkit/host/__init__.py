@@ -15,6 +15,7 @@ from .audit import AuditLog
 from .config import ConfigError, HostConfig, ServerConfig, load_config, parse_config
 from .connections import Fleet
 from .consent import ConsentPolicy, ConsentRules, Decision, PendingCall, Ruling
+from .link import ClientFeatures
 from .logfile import LogFile
 from .models import ModelAdapter, make_model
 from .naming import ToolNames, alias_for
@@ -28,7 +29,8 @@ class Host:
     """A fleet of servers plus agents over it.
 
     `settings` default to the config's `"host"` object (start-up deadline, restart backoff,
-    audit log, log file, pin file); `pins` and `audit` given here win over it.
+    audit log, log file, pin file); `pins` and `audit` given here win over it. `features`
+    are what the UI adds to each server connection (a web UI declares MCP Apps).
     """
 
     def __init__(
@@ -42,6 +44,7 @@ class Host:
         servers: list[str] | None = None,
         settings: HostSettings | None = None,
         audit: AuditLog | None = None,
+        features: ClientFeatures | None = None,
     ) -> None:
         if ui is None:
             from .terminal import TerminalUI
@@ -67,6 +70,7 @@ class Host:
             pins=pins,
             servers=servers,
             restart=self.settings.restart,
+            features=features,
         )
         self._log = LogFile(self.settings.log) if self.settings.log is not None else None
 
@@ -114,6 +118,7 @@ class Host:
 __all__ = [
     "Agent",
     "AuditLog",
+    "ClientFeatures",
     "ConfigError",
     "ConsentPolicy",
     "ConsentRules",

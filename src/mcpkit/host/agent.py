@@ -125,7 +125,7 @@ class Agent:
                 result = _error(call.id, done.error or "The call failed.")
             else:
                 blocks = result_blocks(done.raw.raw, self.max_tool_tokens)
-                result = ToolResult(call.id, blocks, done.raw.is_error)
+                result = ToolResult(call.id, blocks, done.raw.is_error, done.raw.raw)
             audit.finished(
                 done.kind, (done.error or _first_line(result)) if result.is_error else None
             )

@@ -39,6 +39,8 @@ class ToolResult:
     call_id: str
     content: list[dict[str, Any]]  # MCP content blocks, already capped
     is_error: bool = False
+    #: The server's whole `CallToolResult` (for the UI and MCP Apps; never sent to the model).
+    raw: dict[str, Any] | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass(slots=True)
