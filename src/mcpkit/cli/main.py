@@ -77,11 +77,13 @@ def _register_host_commands() -> None:
     from .audit import audit
     from .host import host, tools
     from .pins import app as pins_app
+    from .ui import ui
 
     app.command("host")(host)
     app.command("tools")(tools)
     app.add_typer(pins_app, name="pins")
     app.command("audit")(audit)
+    app.command("ui")(ui)
 
 
 _register_host_commands()

@@ -1,0 +1,78 @@
+"""`mcpkit ui`: the host behind a local web page (chat with consent and forms, an inspector,
+MCP Apps), on 127.0.0.1 with a random access token in the address it prints."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from .host import ConfigOpt, ServersOpt, _agent_spec, _load
+
+
+def ui(
+    config: ConfigOpt = None,
+    model: Annotated[
+        str | None, typer.Option("--model", "-m", help="anthropic:NAME or openai:NAME.")
+    ] = None,
+    agent: Annotated[
+        str | None, typer.Option("--agent", "-a", help='An agent from the config\'s "agents".')
+    ] = None,
+    servers: ServersOpt = None,
+    system: Annotated[str | None, typer.Option("--system", help="System prompt.")] = None,
+    host: Annotated[
+        str, typer.Option("--host", help="Address to listen on (loopback unless you mean it).")
+    ] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", "-p", help="Port (0: any free port).")] = 0,
+    audit: Annotated[
+        Path | None, typer.Option("--audit", help="Append one JSON line per tool call here.")
+    ] = None,
+    open_browser: Annotated[
+        bool, typer.Option("--open/--no-open", help="Open the page in your browser.")
+    ] = False,
+) -> None:
+    """Chat with an agent over the configured servers in your browser, inspect the servers,
+    and use their MCP Apps."""
+    import asyncio
+    from dataclasses import replace
+
+    from ..host import make_model
+    from .runtime import host_settings
+
+    cfg = _load(config)
+    chosen, agent_system = _agent_spec(cfg, agent, servers)
+    settings = host_settings(config, cfg)
+    if audit is not None:
+        settings = replace(settings, audit=audit)
+    try:
+        llm = make_model(model)
+    except (ValueError, ImportError) as exc:
+        raise typer.BadParameter(str(exc)) from None
+
+    async def work() -> None:
+        from ..host.web import WebHost
+
+        try:
+            web = WebHost(
+                cfg,
+                model=llm,
+                agent=agent,
+                system=system or agent_system,
+                servers=chosen,
+                settings=settings,
+                bind=host,
+                port=port,
+            )
+        except OSError as exc:
+            raise typer.BadParameter(f"cannot listen on {host}:{port}: {exc.strerror}") from None
+        async with web:
+            typer.echo(f"mcpkit ui: open {web.url}")
+            typer.echo(f"  model {llm.name}; server logs: {settings.log}; Ctrl-C to stop")
+            if open_browser:
+                import webbrowser
+
+                webbrowser.open(web.url)
+            await web.wait_closed()
+
+    asyncio.run(work())
