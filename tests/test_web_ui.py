@@ -1,0 +1,261 @@
+"""The web UI in headless Chromium (Debian's package, driven by Playwright): the Northwind
+conversation with its consent dialogs, elicitation form and MCP App; the inspector calling a
+tool from its form while a `subscriptions/listen` stream shows the change live; and an app
+built on the official `App` class from `@modelcontextprotocol/ext-apps`.
+
+The model is the real `anthropic` SDK against a loopback fake API (scripted replies), so the
+conversation is deterministic; the servers are the real Northwind processes.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from browser_support import (
+    browser_page,
+    ext_apps_bundle,
+    need_browser,
+    screenshot_dir,
+    static_origin,
+)
+from host_support import (
+    SERVERS,
+    FakeAPI,
+    api_path,
+    example_config,
+    make_model,
+    northwind_http,
+    script,
+    settings_for,
+    tool_names,
+)
+from mcpkit.host.web import WebHost
+
+WAIT = 15_000  # ms: the longest any step may take before the test fails
+
+
+@pytest.fixture
+async def northwind() -> AsyncIterator[dict[str, str]]:
+    need_browser()
+    async with northwind_http() as env:
+        yield env
+
+
+def app_frame(page: Any, call: str) -> Any:
+    """The app document inside the card of `call` (the sandbox proxy's inner frame)."""
+    return page.frame_locator(f'.card[data-call="{call}"] iframe.app-frame').frame_locator("iframe")
+
+
+async def inner_frame(page: Any, selector: str) -> Any:
+    """The app frame (a Playwright Frame) holding `selector`."""
+    for frame in page.frames:
+        if frame.url == "about:srcdoc" and await frame.locator(selector).count():
+            return frame
+    raise AssertionError(f"no app frame has {selector}")
+
+
+async def test_northwind_in_the_browser(northwind: dict[str, str], tmp_path: Path) -> None:
+    from playwright.async_api import expect
+
+    cfg = example_config(northwind)
+    replies = script(
+        "anthropic",
+        [("shipping__track_parcel", {"parcel_id": "NW-1042"})],
+        "NW-1042 is in transit with Nordic Post.",
+        [
+            ("returns__create_return", {"order_id": "ORD-7", "reason": "arrived cracked"}),
+            ("warehouse__reserve_stock", {"sku": "KET-BLUE", "quantity": 1, "order_id": "ORD-7"}),
+        ],
+        "Return opened and a replacement kettle reserved.",
+    )
+    shots = screenshot_dir()
+    async with (
+        FakeAPI(api_path("anthropic"), replies) as api,
+        WebHost(
+            cfg,
+            model=make_model("anthropic", api),
+            agent="support",
+            system="Northwind support.",
+            settings=settings_for(cfg, tmp_path),
+        ) as web,
+        browser_page() as page,
+    ):
+        base = web.url.split("?")[0]
+        # Without the access token: refused, and nothing of the page is served.
+        refused = await page.goto(base)
+        assert refused is not None and refused.status == 401
+        assert "access token" in await refused.text()
+        api_refused = await page.request.get(base + "api/state")
+        assert api_refused.status == 401
+
+        await page.goto(web.url)
+        await expect(page.locator("body")).to_have_attribute("data-ready", "true", timeout=WAIT)
+        assert "token=" not in page.url  # dropped from the address bar and history
+        # A request carrying the cookie but not the page's CSRF token is refused.
+        no_csrf = await page.evaluate("fetch('/api/state').then(r => r.status)")
+        assert no_csrf == 403
+
+        # Turn 1: track_parcel runs (allowed by the config) and its MCP App renders.
+        await page.fill("#prompt", "Where is NW-1042?")
+        await page.click("#send")
+        card = page.locator('.card[data-call="toolu_0_0"]')
+        await expect(card.locator('[data-role="result"]')).to_contain_text(
+            "in transit", timeout=WAIT
+        )
+        parcel = app_frame(page, "toolu_0_0")
+        await expect(parcel.locator("#status")).to_have_text("in transit", timeout=WAIT)
+        await expect(page.locator(".msg.assistant")).to_have_text(
+            "NW-1042 is in transit with Nordic Post."
+        )
+
+        # The app's button calls an app-only tool of its own server through the bridge.
+        await parcel.locator("#reserve").click()
+        await expect(parcel.locator("#outcome")).to_have_text(
+            "Replacement NW-R001 booked for NW-1042.", timeout=WAIT
+        )
+        await expect(page.locator(".card", has_text="called by its app")).to_contain_text(
+            "reserve_replacement"
+        )
+        # ...and is refused a tool of another server.
+        frame = await inner_frame(page, "#reserve")
+        refusal = await frame.evaluate(
+            "request('tools/call', {name: 'get_stock', arguments: {sku: 'KET-BLUE'}})"
+            ".then(() => 'allowed', (e) => e.message)"
+        )
+        assert "may call only tools of the 'shipping' server" in refusal
+        await card.screenshot(path=str(shots / "mcp-app.png"))
+
+        # The inspector: listen to warehouse, call reserve_stock from its form, see the change.
+        await page.click('.tabs button[data-tab="inspector"]')
+        await page.click('#inspect-servers button[data-server="warehouse"]')
+        await page.click('#inspect-tabs button[data-sub="listen"]')
+        await page.click('[data-role="listen"]')
+        stream = page.locator(".card[data-listen]")
+        await expect(stream.locator(".badge").first).to_have_text("open", timeout=WAIT)
+        await page.click('#inspect-tabs button[data-sub="tools"]')
+        await page.click('#inspect-list button[data-item="reserve_stock"]')
+        detail = page.locator("#inspect-detail")
+        await detail.locator('input[name="sku"]').fill("MUG-SET")
+        await detail.locator('input[name="quantity"]').fill("1.5")
+        await detail.locator('[data-role="call"]').click()
+        await expect(detail.locator(".field .error").nth(1)).to_have_text("enter a whole number")
+        await detail.locator('input[name="quantity"]').fill("2")
+        await detail.locator('input[name="order_id"]').fill("ORD-8")
+        await detail.locator('[data-role="call"]').click()
+        await expect(detail.locator('[data-role="result"]')).to_contain_text("R-501", timeout=WAIT)
+        await expect(detail.locator('[data-role="jsonrpc"]')).to_contain_text('"tools/call"')
+        await page.click('#inspect-tabs button[data-sub="listen"]')
+        await expect(page.locator('[data-role="notification"]').first).to_contain_text(
+            "notifications/tools/list_changed", timeout=WAIT
+        )
+        await page.screenshot(path=str(shots / "inspector.png"))
+        await page.click('.tabs button[data-tab="chat"]')
+
+        # Turn 2: two consent dialogs, then the returns server's form.
+        await page.fill("#prompt", "Return ORD-7 and reserve a new kettle.")
+        await page.click("#send")
+        ask_return = page.locator('.question[data-type="consent"]', has_text="create_return")
+        await ask_return.get_by_role("button", name="Allow once").click()
+        ask_stock = page.locator('.question[data-type="consent"]', has_text="reserve_stock")
+        await ask_stock.get_by_role("button", name="Allow for this session").click()
+        form = page.locator('.question[data-type="elicit"]')
+        await expect(form).to_contain_text("returns", timeout=WAIT)  # which server asks
+        await form.get_by_label("Confirm the return").check()
+        await form.get_by_label("Units to return").fill("7")
+        await form.get_by_role("button", name="Send").click()
+        await expect(form.locator(".field .error").nth(1)).to_have_text("must be at most 3")
+        assert len(web.questions.open) == 1  # the bad value never left the page
+        await form.get_by_label("Units to return").fill("2")
+        await form.get_by_label("Return label").select_option(label="Print it at the post office")
+        await form.get_by_role("button", name="Send").click()
+        await expect(form).to_have_class("question done", timeout=WAIT)
+        result = page.locator('.card[data-call="toolu_2_0"] [data-role="result"]')
+        await expect(result).to_contain_text('"units":"2"', timeout=WAIT)
+        await expect(result).to_contain_text('"label":"print"')
+        await expect(page.locator(".msg.assistant").last).to_have_text(
+            "Return opened and a replacement kettle reserved.", timeout=WAIT
+        )
+        audit = page.locator("#audit tbody")
+        await expect(audit).to_contain_text("create_return")
+        await expect(audit.locator("tr", has_text="reserve_stock")).to_contain_text("user")
+        await page.screenshot(path=str(shots / "chat.png"))
+        assert not page.errors  # type: ignore[attr-defined]
+
+    # MCP Apps visibility: the app-only tool never reached the model.
+    for body in api.requests:
+        names = tool_names("anthropic", body)
+        assert "shipping__track_parcel" in names
+        assert "shipping__reserve_replacement" not in names
+
+
+async def test_official_app_class(tmp_path: Path) -> None:
+    """An app written with ext-apps' `App` connects through mcpkit's bridge, receives the tool
+    input and result, calls an app-only tool, is refused a model-only tool and another server's
+    tool, and opens a link only after the user confirms."""
+    from playwright.async_api import expect
+
+    need_browser()
+    bundle = ext_apps_bundle()
+    async with static_origin({"app-with-deps.js": bundle}) as origin, northwind_http() as env:
+        cfg = example_config(
+            env,
+            counter={
+                "command": sys.executable,
+                "args": [str(SERVERS / "counter_app_server.py"), origin],
+                "trusted": True,
+                "consent": {"allow": ["*"]},
+            },
+        )
+        replies = script(
+            "anthropic", [("counter__show_counter", {"label": "clicks"})], "Here is the counter."
+        )
+        async with (
+            FakeAPI(api_path("anthropic"), replies) as api,
+            WebHost(
+                cfg, model=make_model("anthropic", api), settings=settings_for(cfg, tmp_path)
+            ) as web,
+            browser_page() as page,
+        ):
+            await page.goto(web.url)
+            await expect(page.locator("body")).to_have_attribute("data-ready", "true", timeout=WAIT)
+            await page.fill("#prompt", "Show the counter.")
+            await page.click("#send")
+            counter = app_frame(page, "toolu_0_0")
+            await expect(counter.locator("#out")).to_have_text("connected to mcpkit", timeout=WAIT)
+            await expect(counter.locator("#input")).to_have_text('{"label":"clicks"}')
+            await expect(counter.locator("#count")).to_have_text("0", timeout=WAIT)
+
+            await counter.locator("#inc").click()
+            await expect(counter.locator("#out")).to_have_text('ok: {"count":1}', timeout=WAIT)
+            await expect(counter.locator("#count")).to_have_text("1")
+            await counter.locator("#model").click()
+            await expect(counter.locator("#out")).to_have_text(
+                "refused: the tool 'model_only' is not available to apps (its visibility)",
+                timeout=WAIT,
+            )
+            await counter.locator("#other").click()
+            await expect(counter.locator("#out")).to_contain_text(
+                "refused: this app may call only tools of the 'counter' server",
+                timeout=WAIT,
+            )
+            # ui/open-link waits for the user: cancel first (refused), then confirm.
+            await counter.locator("#link").click()
+            dialog = page.locator("dialog.confirm")
+            await expect(dialog).to_contain_text("example.com")
+            await dialog.get_by_role("button", name="Cancel").click()
+            await expect(counter.locator("#out")).to_contain_text("link refused", timeout=WAIT)
+            async with page.context.expect_page() as opened:
+                await counter.locator("#link").click()
+                await dialog.get_by_role("button", name="Open").click()
+            await opened.value  # a new tab, without a handle on this page (noopener)
+            await expect(counter.locator("#out")).to_have_text("link opened", timeout=WAIT)
+            assert not page.errors  # type: ignore[attr-defined]
+
+        names = tool_names("anthropic", api.requests[0])
+        assert "counter__show_counter" in names and "counter__model_only" in names
+        assert "counter__increment" not in names
