@@ -128,7 +128,7 @@ async def test_northwind_in_the_browser(northwind: dict[str, str], tmp_path: Pat
             ".then(() => 'allowed', (e) => e.message)"
         )
         assert "may call only tools of the 'shipping' server" in refusal
-        await card.screenshot(path=str(shots / "mcp-app.png"))
+        await card.screenshot(path=str(shots / "ui-app.png"))
 
         # The inspector: listen to warehouse, call reserve_stock from its form, see the change.
         await page.click('.tabs button[data-tab="inspector"]')
@@ -153,7 +153,7 @@ async def test_northwind_in_the_browser(northwind: dict[str, str], tmp_path: Pat
         await expect(page.locator('[data-role="notification"]').first).to_contain_text(
             "notifications/tools/list_changed", timeout=WAIT
         )
-        await page.screenshot(path=str(shots / "inspector.png"))
+        await page.screenshot(path=str(shots / "ui-inspector.png"))
         await page.click('.tabs button[data-tab="chat"]')
 
         # Turn 2: two consent dialogs, then the returns server's form.
@@ -161,15 +161,21 @@ async def test_northwind_in_the_browser(northwind: dict[str, str], tmp_path: Pat
         await page.click("#send")
         ask_return = page.locator('.question[data-type="consent"]', has_text="create_return")
         await ask_return.get_by_role("button", name="Allow once").click()
-        ask_stock = page.locator('.question[data-type="consent"]', has_text="reserve_stock")
-        await ask_stock.get_by_role("button", name="Allow for this session").click()
         form = page.locator('.question[data-type="elicit"]')
         await expect(form).to_contain_text("returns", timeout=WAIT)  # which server asks
         await form.get_by_label("Confirm the return").check()
         await form.get_by_label("Units to return").fill("7")
         await form.get_by_role("button", name="Send").click()
         await expect(form.locator(".field .error").nth(1)).to_have_text("must be at most 3")
-        assert len(web.questions.open) == 1  # the bad value never left the page
+        assert len(web.questions.open) == 2  # the bad value never left the page
+        ask_stock = page.locator('.question[data-type="consent"]', has_text="reserve_stock")
+        await expect(ask_stock).to_be_visible()  # still waiting, in its call's card
+        await page.screenshot(path=str(shots / "ui-chat.png"))
+        await ask_stock.get_by_role("button", name="Allow for this session").click()
+        await expect(ask_stock).to_have_count(0)
+        await expect(page.locator('.card[data-call="toolu_2_1"]')).to_contain_text(
+            "allowed for the session"
+        )
         await form.get_by_label("Units to return").fill("2")
         await form.get_by_label("Return label").select_option(label="Print it at the post office")
         await form.get_by_role("button", name="Send").click()
@@ -183,7 +189,6 @@ async def test_northwind_in_the_browser(northwind: dict[str, str], tmp_path: Pat
         audit = page.locator("#audit tbody")
         await expect(audit).to_contain_text("create_return")
         await expect(audit.locator("tr", has_text="reserve_stock")).to_contain_text("user")
-        await page.screenshot(path=str(shots / "chat.png"))
         assert not page.errors  # type: ignore[attr-defined]
 
     # MCP Apps visibility: the app-only tool never reached the model.

@@ -41,9 +41,11 @@ async def main(port: int) -> None:
         real = bool(os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("OPENAI_API_KEY"))
         model = make_model(None) if real else support_model()
         agent = config.raw["agents"]["support"]
-        async with WebHost(
-            config, model=model, agent="support", system=agent["system"], port=port
-        ) as web:
+        try:
+            web = WebHost(config, model=model, agent="support", system=agent["system"], port=port)
+        except OSError:  # the port is taken: any free one will do
+            web = WebHost(config, model=model, agent="support", system=agent["system"], port=0)
+        async with web:
             print(f"Northwind support agent: open {web.url}")
             if not real:
                 print("No API key: the agent is ScriptedModel (not AI). Try these messages:")

@@ -94,6 +94,8 @@ class Client:
         self.cache = ResultCache() if cache else None
         self.notes = NotificationRouter(self.cache, on_log, on_notification)
         self.trace = trace
+        #: Extensions declared besides tasks (the legacy `initialize` carries these too).
+        self.extensions: JSONObject = dict(extensions or {})
         self.transport, self._era_key = make_client_transport(
             target,
             headers=headers,
@@ -175,7 +177,7 @@ class Client:
             self.handlers,
             self.session.client_info,
             on_notification=self.notes if self.trace is None else self._traced,
-            extensions=extensions_of(self.session.capabilities),
+            extensions=self.extensions,
             trace=self.trace,
         )
         self.info = await self.legacy.initialize(self.timeout)
@@ -427,12 +429,6 @@ async def _trace_stream(
         close = getattr(messages, "aclose", None)
         if close is not None:
             await close()
-
-
-def extensions_of(capabilities: JSONObject) -> JSONObject:
-    """The extensions a capabilities object declares (for the legacy `initialize`)."""
-    declared = capabilities.get("extensions")
-    return dict(declared) if isinstance(declared, dict) else {}
 
 
 __all__ = ["ERA_CACHE", "Client", "era_cache_key"]

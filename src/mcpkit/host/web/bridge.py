@@ -178,6 +178,10 @@ class AppHost:
             raise AppRefused(f"the {app.server!r} server is not connected")
         return app, link
 
+    async def opened(self) -> None:
+        """Until the interfaces being fetched now are shown (or have failed)."""
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+
     async def close(self) -> None:
         for task in list(self._tasks):
             task.cancel()

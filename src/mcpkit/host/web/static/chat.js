@@ -147,13 +147,23 @@ function elicitUrl(ev) {
 function question(ev) {
   const el = ev.type === "consent" ? consent(ev) : ev.mode === "url" ? elicitUrl(ev) : elicitForm(ev);
   questions.set(ev.id, el);
-  add(el);
+  const owner = ev.type === "consent" ? cards.get(ev.call) : null;
+  if (owner) {  // consent sits in its call's card
+    owner.body.append(el);
+    owner.el.querySelector('[data-role="duration"]').textContent = "waiting for you";
+    scroll();
+  } else add(el);
   el.querySelector("input, select, button")?.focus({ preventScroll: true });
 }
 
 function answered(ev) {
   const el = questions.get(ev.id);
   if (!el) return;
+  if (el.dataset.type === "consent" && el.parentElement?.classList.contains("body")) {
+    el.remove();  // the card's badge now says who allowed or denied it
+    questions.delete(ev.id);
+    return;
+  }
   el.classList.add("done");
   for (const control of el.querySelectorAll("button, input, select, textarea")) control.disabled = true;
   questions.delete(ev.id);
@@ -185,7 +195,7 @@ export function renderStatus(servers, pins) {
 }
 
 export function auditRow(r) {
-  const time = (r.time || "").replace("T", " ").replace(/\.\d+Z$/, "");
+  const time = (r.time || "").replace(/^.*T/, "").replace(/\.\d+Z$/, "");
   const row = h("tr", {}, [time, r.server, r.tool, r.decision, r.by, r.outcome, r.duration_ms]
     .map((v) => h("td", {}, v ?? "")));
   if (r.error) row.title = r.error;
@@ -200,6 +210,8 @@ export function handle(ev, composer) {
     case "call": card(ev); break;
     case "consent": {
       const badge = cards.get(ev.id)?.el.querySelector('[data-role="decision"]');
+      const waiting = cards.get(ev.id)?.el.querySelector('[data-role="duration"]');
+      if (waiting) waiting.textContent = ev.answer === "deny" ? "" : "running…";
       if (badge) { badge.textContent = ev.answer === "deny" ? "denied by you" : ev.answer === "session" ? "allowed for the session" : "allowed by you"; badge.className = `badge ${ev.answer === "deny" ? "deny" : "allow"}`; }
       break;
     }
