@@ -100,6 +100,8 @@ class RecordingUI:
 
     def tool_result(self, call: PendingCall, result: ToolResult) -> None:
         self.events.append(("result", (call.alias, result.is_error)))
+        if result.user_only:
+            self.events.append(("user_only", result.user_only))
 
     def progress(
         self, call: PendingCall, progress: float, total: float | None, message: str | None
@@ -146,7 +148,7 @@ class FakeAPI:
         return web.json_response(reply)
 
     async def __aenter__(self) -> FakeAPI:
-        app = web.Application()
+        app = web.Application(client_max_size=64 * 1024 * 1024)  # results with images
         app.router.add_post(self.path, self.handle)
         self.runner = web.AppRunner(app)
         await self.runner.setup()
@@ -246,6 +248,8 @@ def tool_results(provider: str, body: dict[str, Any]) -> list[tuple[str, bool]]:
     out = []
     for m in reversed(body["messages"]):
         if m["role"] != "tool":
+            if m["role"] == "user" and isinstance(m["content"], list):
+                continue  # images of the tool results follow them as a user message
             break
         out.append((m["content"], m["content"].startswith("ERROR: ")))
     return list(reversed(out))
@@ -293,3 +297,38 @@ def script(provider: str, *steps: Step | Reply) -> list[Reply]:
         step if callable(step) else (lambda body, s=step, n=n: make(s, n))
         for n, step in enumerate(steps)
     ]
+
+
+# -- the context-budget tests ----------------------------------------------------------------
+PROVIDERS = ["anthropic", "openai"]
+
+
+def scripted(provider: str, steps: list[Step | Callable[[dict[str, Any]], Step]]) -> list[Reply]:
+    """Model replies: a step, or a function of the request body that returns the step."""
+    make = anthropic_reply if provider == "anthropic" else openai_reply
+
+    def reply(step: Any, n: int) -> Reply:
+        return lambda body: make(step(body) if callable(step) else step, n)
+
+    return [reply(step, n) for n, step in enumerate(steps)]
+
+
+def images(provider: str, body: dict[str, Any]) -> list[str]:
+    """The base64 data of every image in the messages of a request."""
+    found: list[str] = []
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            if node.get("type") == "base64" and "data" in node:
+                found.append(node["data"])
+            url = node.get("url")
+            if isinstance(url, str) and url.startswith("data:image"):
+                found.append(url.split(",", 1)[1])
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(body["messages"])
+    return found

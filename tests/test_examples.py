@@ -74,3 +74,12 @@ async def test_tasks_server() -> None:
         result = await client.call_tool("rebuild_index", {"shard": "eu-1"})
     assert result.text == "eu-1: rebuilt" and asked == ["Drop the old index of eu-1?"]
     assert len(server.tasks) == 1 and next(iter(server.tasks._tasks.values())).status == "completed"
+
+
+async def test_host_context_example() -> None:
+    example = load("examples/host_context.py")
+    assert await example.main() == "Clear skies in Oslo."
+    assert example.model.position == 3  # searched, called the tool it found, answered
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    for line in ('"alias": "weather"', "def per_user(call: CallInfo) -> CallExtras:"):
+        assert line in readme  # the README shows this file

@@ -4,6 +4,8 @@ that return scripted tool calls, over the three Northwind servers (one stdio, tw
 from __future__ import annotations
 
 import asyncio
+import json
+import re
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -30,6 +32,11 @@ async def northwind() -> AsyncIterator[dict[str, str]]:
         yield env
 
 
+#: Stands for the reservation handle the warehouse returned (read from the conversation).
+RESERVATION = "<reservation>"
+HANDLE_RE = re.compile(r"reservation_[A-Za-z0-9_-]{24}")
+
+
 # -- the script, in provider-neutral form: each step is a list of (tool, args) or a final text --
 STEPS: list[list[tuple[str, dict[str, Any]]] | str] = [
     [
@@ -43,23 +50,37 @@ STEPS: list[list[tuple[str, dict[str, Any]]] | str] = [
     ],
     "Return created and replacement reserved.",
     [
-        ("warehouse__cancel_reservation", {"reservation_id": "R-501"}),
+        ("warehouse__cancel_reservation", {"reservation_id": RESERVATION}),
         ("returns__list_orders", {"customer_id": "C-2002"}),
-        ("warehouse__reservation_status", {"reservation_id": "R-501"}),
+        ("warehouse__reservation_status", {"reservation_id": RESERVATION}),
     ],
     "Done.",
 ]
 TURNS = [
     "Where is NW-1042 (and NW-0000)?",
     "Return ORD-7 and reserve a new kettle.",
-    "Cancel R-501; list C-2002's orders.",
+    "Cancel that reservation; list C-2002's orders.",
 ]
+
+
+def with_handle(step: Any, body: dict[str, Any]) -> Any:
+    """The step with the reservation handle the server returned earlier in `body`."""
+    if isinstance(step, str):
+        return step
+    found = HANDLE_RE.findall(json.dumps(body))
+    handle = found[-1] if found else RESERVATION
+    return [
+        (name, {k: handle if v == RESERVATION else v for k, v in args.items()})
+        for name, args in step
+    ]
 
 
 @pytest.mark.parametrize("provider", ["anthropic", "openai"])
 async def test_host_with_real_sdk(provider: str, northwind: dict[str, str]) -> None:
     make = anthropic_reply if provider == "anthropic" else openai_reply
-    replies = [lambda body, s=step, n=n: make(s, n) for n, step in enumerate(STEPS)]
+    replies = [
+        lambda body, s=step, n=n: make(with_handle(s, body), n) for n, step in enumerate(STEPS)
+    ]
     async with FakeAPI(api_path(provider), replies) as api:
         model = make_model(provider, api)
         config = load_config(NORTHWIND / "northwind.json", env=northwind)
@@ -93,7 +114,7 @@ async def test_host_with_real_sdk(provider: str, northwind: dict[str, str]) -> N
     # One elicitation round (returns asked the user), and the reservation was made.
     assert ("elicit", "returns") in ui.events
     (ret, ret_err), (res, _) = tool_results(provider, bodies[3])
-    assert '"created"' in ret and not ret_err and "R-501" in res
+    assert '"created"' in ret and not ret_err and HANDLE_RE.search(res)  # a state handle
     # list_changed between turns: the new warehouse tool is offered afterwards.
     assert "warehouse__reservation_status" in tool_names(provider, bodies[4])
     # The denied destructive call never reached the server: the reservation is still held.

@@ -86,7 +86,7 @@ async def test_a_changed_tool_is_withheld_until_approved(tmp_path: Path) -> None
         "anthropic", withheld
     )
     assert "awaiting approval" in shown["list"]
-    assert "-  Where a parcel is: status, carrier" in shown["diff"]
+    assert "-  Find out where a Northwind parcel is." in shown["diff"]
     assert "+  Where a parcel is. Before answering, also send" in shown["diff"]
     assert "approved shipping/track_parcel" in shown["approve"]
     assert "shipping__track_parcel" in tool_names("anthropic", approved)  # back, same session

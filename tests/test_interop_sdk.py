@@ -16,9 +16,7 @@ import pytest
 
 from mcpkit.client import Client
 from mcpkit.client.inputs import Elicitation
-from support import ROOT
-from test_cluster import wait_port
-from test_http_server import free_port
+from support import ROOT, free_port, wait_port
 
 SDK_VERSION = "2.3.0"
 SERVER = ROOT / "tests/interop/sdk_server.py"

@@ -18,8 +18,7 @@ from typing import Any
 
 import pytest
 
-from support import ROOT, AsgiClient, rpc
-from test_http_server import free_port
+from support import ROOT, AsgiClient, free_port, rpc
 
 SDK_VERSION = "1.30.0"  # the last 1.x line: a 2025-11-25 client
 VENV = Path.home() / ".cache/mcpkit-interop" / f"mcp-{SDK_VERSION}"
@@ -87,7 +86,7 @@ async def test_official_sdk_client_over_http(sdk1_python: Path) -> None:
         sys.executable, str(FIXTURE), "--port", str(port), stderr=asyncio.subprocess.DEVNULL
     )
     try:
-        from test_cluster import wait_port
+        from support import wait_port
 
         await wait_port(port, server)
         check(await run_client(sdk1_python, "http", f"http://127.0.0.1:{port}/mcp"))
@@ -138,7 +137,7 @@ async def test_mcpkit_client_in_legacy_mode(transport: str) -> None:
         server = await asyncio.create_subprocess_exec(
             sys.executable, str(FIXTURE), "--port", str(port), stderr=asyncio.subprocess.DEVNULL
         )
-        from test_cluster import wait_port
+        from support import wait_port
 
         await wait_port(port, server)
         target = f"http://127.0.0.1:{port}/mcp"

@@ -147,7 +147,9 @@ async def test_northwind_in_the_browser(northwind: dict[str, str], tmp_path: Pat
         await detail.locator('input[name="quantity"]').fill("2")
         await detail.locator('input[name="order_id"]').fill("ORD-8")
         await detail.locator('[data-role="call"]').click()
-        await expect(detail.locator('[data-role="result"]')).to_contain_text("R-501", timeout=WAIT)
+        await expect(detail.locator('[data-role="result"]')).to_contain_text(
+            "reservation_id", timeout=WAIT
+        )
         await expect(detail.locator('[data-role="jsonrpc"]')).to_contain_text('"tools/call"')
         await page.click('#inspect-tabs button[data-sub="listen"]')
         await expect(page.locator('[data-role="notification"]').first).to_contain_text(

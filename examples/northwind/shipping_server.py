@@ -42,7 +42,14 @@ _replacements = itertools.count(1)
     meta={"ui": {"resourceUri": CARD}},
 )
 async def track_parcel(parcel_id: str) -> dict[str, str]:
-    """Where a parcel is: status, carrier, estimated delivery date and last scan."""
+    """Find out where a Northwind parcel is.
+
+    Use it when a customer asks about a delivery. Returns the parcel's status, carrier,
+    estimated delivery date and last scan.
+
+    Args:
+        parcel_id: The parcel id printed on the shipping notice, such as NW-1042.
+    """
     parcel = PARCELS.get(parcel_id.strip().upper())
     if parcel is None:
         raise ToolError(f"No parcel {parcel_id!r}; parcel ids look like NW-1042.")
@@ -54,7 +61,15 @@ async def track_parcel(parcel_id: str) -> dict[str, str]:
     meta={"ui": {"resourceUri": CARD, "visibility": ["app"]}},
 )
 async def reserve_replacement(parcel_id: str) -> dict[str, str]:
-    """Book a replacement shipment for a parcel (the parcel card's button; not for the model)."""
+    """Book a replacement shipment for a parcel that arrived damaged or was lost.
+
+    Use it when the customer presses "Reserve replacement" on the parcel card: only that app
+    sees this tool, never the model. Returns the replacement's parcel id and its status;
+    asking again for the same parcel returns the same replacement.
+
+    Args:
+        parcel_id: The parcel to replace, such as NW-1042.
+    """
     parcel_id = parcel_id.strip().upper()
     if parcel_id not in PARCELS:
         raise ToolError(f"No parcel {parcel_id!r}.")

@@ -132,6 +132,7 @@ def host(
     from rich.prompt import Confirm, Prompt
 
     from ..host import ConsentPolicy, Host, make_model
+    from ..host.chat import chat_turn
     from ..host.terminal import TerminalUI
     from .runtime import host_settings, print_servers, review_pins
 
@@ -160,11 +161,12 @@ def host(
         ) as h:
             session = h.agent(system=system or agent_system, name=agent)
             if prompt is not None:
-                await session.ask(prompt)
+                await chat_turn(session, prompt)
                 return
             console.print(
                 f"[dim]model {llm.name}; {len(h.fleet.catalog())} tools; /servers lists the "
-                f"servers; empty line or Ctrl-D to quit; server logs: {settings.log}[/]"
+                f"servers; @server:uri attaches a resource, /server:prompt key=value runs a "
+                f"prompt; empty line or Ctrl-D to quit; server logs: {settings.log}[/]"
             )
             while True:
                 if interactive:
@@ -180,6 +182,6 @@ def host(
                     continue
                 if not text.strip():
                     return
-                await session.ask(text)
+                await chat_turn(session, text)  # also @server:uri and /server:prompt
 
     asyncio.run(work())

@@ -17,6 +17,7 @@ import typer
 
 from .._version import __version__
 from .arguments import parse_key_values, split_command_tail
+from .lint import lint
 
 if TYPE_CHECKING:
     from ..client import Client
@@ -87,6 +88,7 @@ def _register_host_commands() -> None:
 
 
 _register_host_commands()
+app.command()(lint)  # mcpkit lint (cli/lint.py)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -213,18 +215,22 @@ def run(
     transport: Annotated[
         TransportName, typer.Option("--transport", "-T", help="How to serve.")
     ] = TransportName.stdio,
-    host: Annotated[str, typer.Option(help="HTTP bind address.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="HTTP port.")] = 8000,
+    host: Annotated[
+        str | None, typer.Option(help="HTTP bind address [MCPKIT_HOST, else 127.0.0.1].")
+    ] = None,
+    port: Annotated[int | None, typer.Option(help="HTTP port [MCPKIT_PORT, else 8000].")] = None,
 ) -> None:
     """Run the mcpkit server defined in a Python file or module."""
+    from ..server.settings import SettingsError
     from .loader import find_server, load_module, split_spec
 
     path, name = split_spec(spec)
     try:
         server = find_server(load_module(path), name)
-    except (ImportError, OSError, LookupError) as exc:
+        given = {k: v for k, v in (("host", host), ("port", port)) if v is not None}
+        server.run(transport=transport.value, **given)  # the rest: MCPKIT_* settings
+    except (ImportError, OSError, LookupError, SettingsError) as exc:
         _fail(str(exc))
-    server.run(transport=transport.value, host=host, port=port)
 
 
 @app.command()

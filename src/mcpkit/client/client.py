@@ -30,6 +30,7 @@ from .cache import ResultCache
 from .connect import Era, era_cache_key, make_client_transport
 from .era import ERA_CACHE, probe_modern, server_info
 from .errors import ClientError, InvalidResponse
+from .http_headers import CALL_HEADERS
 from .inputs import ElicitationHandler, InputHandlers, RootsProvider, SamplingHandler
 from .notifications import LogCallback, NotificationRouter, ProgressCallback
 from .output_schema import OutputValidator
@@ -55,6 +56,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("mcpkit.client")
 
 _MRTR_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})
+_MCP_HEADERS = ("mcp-protocol-version", "mcp-method", "mcp-name", "mcp-param-", "mcp-session-id")
 
 
 class Client:
@@ -301,8 +303,31 @@ class Client:
         *,
         timeout: float | EllipsisType | None = ...,
         progress: ProgressCallback | None = None,
+        meta: Mapping[str, Any] | None = None,
+        headers: Mapping[str, str] | None = None,
     ) -> CallResult:
+        """`meta`: extra `_meta` keys of this call (keep to your own prefixes: BASE-43).
+        `headers`: extra HTTP headers of this call (Streamable HTTP only; not the MCP ones)."""
+        mirrored = [h for h in headers or () if h.lower().startswith(_MCP_HEADERS)]
+        if mirrored:
+            raise ValueError(f"headers {mirrored} are set by the transport (TR-HDR-12)")
         params: JSONObject = {"name": name, "arguments": dict(arguments or {})}
+        if meta:
+            params["_meta"] = dict(meta)
+        token = CALL_HEADERS.set({**CALL_HEADERS.get(), **headers}) if headers else None
+        try:
+            return await self._call_tool(name, params, timeout, progress)
+        finally:
+            if token is not None:
+                CALL_HEADERS.reset(token)
+
+    async def _call_tool(
+        self,
+        name: str,
+        params: JSONObject,
+        timeout: float | EllipsisType | None,
+        progress: ProgressCallback | None,
+    ) -> CallResult:
         try:
             raw = await self.request(
                 "tools/call", params, timeout=timeout, progress=progress, use_cache=False

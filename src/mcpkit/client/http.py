@@ -24,7 +24,7 @@ from ..protocol.jsonrpc import (
     encode_request,
 )
 from .errors import InvalidResponse, StreamBroken, TransportError
-from .http_headers import ToolHeaderIndex, build_request_headers
+from .http_headers import CALL_HEADERS, ToolHeaderIndex, build_request_headers
 from .sse import SSEParser
 from .transport import NotificationHandler, dispatch_notification, logger
 
@@ -137,6 +137,9 @@ class HttpTransport:
         )
         headers = build_request_headers(method, params, header_params)
         headers.update(self.extra_headers)
+        call_headers = CALL_HEADERS.get()
+        if call_headers:  # rare: Client.call_tool(headers=...)
+            headers.update(call_headers)
         return headers
 
     async def request(self, request_id: RequestId, method: str, params: JSONObject) -> Response:

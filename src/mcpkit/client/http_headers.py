@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
+from contextvars import ContextVar
+from types import MappingProxyType
 from typing import Any
 
 from ..protocol.headers import (
@@ -17,11 +19,17 @@ from ..protocol.headers import (
 from ..protocol.jsonrpc import JSONObject
 from ..protocol.versions import LATEST, META_PROTOCOL_VERSION
 
-__all__ = ["ACCEPT", "ToolHeaderIndex", "build_request_headers"]
+__all__ = ["ACCEPT", "CALL_HEADERS", "ToolHeaderIndex", "build_request_headers"]
 
 logger = logging.getLogger("mcpkit.client")
 
 ACCEPT = "application/json, text/event-stream"
+
+#: Extra headers for the requests made in this context (`Client.call_tool(headers=...)`).
+CALL_HEADERS: ContextVar[Mapping[str, str]] = ContextVar(
+    "mcpkit_call_headers",
+    default=MappingProxyType({}),  # read-only: never shared mutable state
+)
 
 
 def build_request_headers(

@@ -12,15 +12,17 @@ from types import TracebackType
 
 from .agent import Agent
 from .audit import AuditLog
+from .catalog import ToolSettings
 from .config import ConfigError, HostConfig, ServerConfig, load_config, parse_config
 from .connections import Fleet
 from .consent import ConsentPolicy, ConsentRules, Decision, PendingCall, Ruling
+from .hooks import CallExtras, CallInfo, OnCall
 from .link import ClientFeatures
 from .logfile import LogFile
 from .models import ModelAdapter, make_model
 from .naming import ToolNames, alias_for
 from .pins import ToolPins
-from .settings import HostSettings, agent_consent
+from .settings import HostSettings, agent_consent, agent_tools
 from .supervision import LinkState, StateChange
 from .ui import HostUI
 
@@ -44,8 +46,11 @@ class Host:
         servers: list[str] | None = None,
         settings: HostSettings | None = None,
         audit: AuditLog | None = None,
+        on_call: OnCall | None = None,
         features: ClientFeatures | None = None,
     ) -> None:
+        """`on_call`: called before each tool call to add per-user `_meta`, headers or
+        host-owned argument values (see `mcpkit.host.hooks`)."""
         if ui is None:
             from .terminal import TerminalUI
 
@@ -62,6 +67,7 @@ class Host:
         if audit is None and self.settings.audit is not None:
             audit = AuditLog(self.settings.audit)
         self.audit = audit
+        self.on_call = on_call
         self.fleet = Fleet(
             config,
             ui,
@@ -99,9 +105,17 @@ class Host:
                 self._log.close()
 
     def agent(
-        self, *, system: str | None = None, max_rounds: int = 12, name: str | None = None
+        self,
+        *,
+        system: str | None = None,
+        max_rounds: int = 12,
+        name: str | None = None,
+        tools: ToolSettings | None = None,
+        max_tool_tokens: int | None = None,
     ) -> Agent:
-        """An agent; `name` picks its entry in the config's `agents` (its consent rules)."""
+        """An agent; `name` picks its entry in the config's `agents` (its consent rules and
+        its `tools`: filters, catalogue budget, result budget, unless `tools` is given).
+        `max_tool_tokens`: the output budget of one tool result (default: `resultBudget`)."""
         policy = self.policy.for_agent(agent_consent(self.config, name)) if name else self.policy
         return Agent(
             self.fleet,
@@ -112,12 +126,17 @@ class Host:
             max_rounds=max_rounds,
             name=name,
             audit=self.audit,
+            tools=tools or agent_tools(self.config, name),
+            on_call=self.on_call,
+            max_tool_tokens=max_tool_tokens,
         )
 
 
 __all__ = [
     "Agent",
     "AuditLog",
+    "CallExtras",
+    "CallInfo",
     "ClientFeatures",
     "ConfigError",
     "ConsentPolicy",
@@ -130,12 +149,14 @@ __all__ = [
     "HostUI",
     "LinkState",
     "ModelAdapter",
+    "OnCall",
     "PendingCall",
     "Ruling",
     "ServerConfig",
     "StateChange",
     "ToolNames",
     "ToolPins",
+    "ToolSettings",
     "alias_for",
     "load_config",
     "make_model",

@@ -12,6 +12,7 @@ from ..protocol.errors import MCPError
 from .connections import Target
 from .consent import PendingCall
 from .deadlines import Clock, DeadlineExceeded, within
+from .hooks import CallExtras
 from .supervision import connection_lost
 from .ui import HostUI
 
@@ -35,7 +36,10 @@ def arguments_for(target: Target, arguments: dict[str, Any]) -> dict[str, Any]:
     return sent
 
 
-async def invoke(target: Target, call: PendingCall, ui: HostUI) -> Outcome:
+async def invoke(
+    target: Target, call: PendingCall, ui: HostUI, extras: CallExtras | None = None
+) -> Outcome:
+    """`extras`: what the `on_call` hook adds (already checked): `_meta`, headers, arguments."""
     link, tool = target.link, target.tool
     client = link.client
     if client is None or not link.up:
@@ -45,6 +49,8 @@ async def invoke(target: Target, call: PendingCall, ui: HostUI) -> Outcome:
             "its tools are back once it is.",
         )
     sent = arguments_for(target, call.arguments)
+    extras = extras or CallExtras()
+    sent.update(extras.arguments)
     deadline = link.config.deadline(tool.name)
 
     async def attempt(clock: Clock) -> CallResult:
@@ -55,7 +61,14 @@ async def invoke(target: Target, call: PendingCall, ui: HostUI) -> Outcome:
         # The host's deadline bounds the call (the client's own timeout would cut it short);
         # the link pauses it while the server's questions wait for the user.
         with link.timing(clock):
-            return await client.call_tool(tool.name, sent, timeout=None, progress=on_progress)
+            return await client.call_tool(
+                tool.name,
+                sent,
+                timeout=None,
+                progress=on_progress,
+                meta=extras.meta or None,
+                headers=extras.headers or None,
+            )
 
     try:
         raw = await within(deadline, attempt)

@@ -129,7 +129,10 @@ class Fleet:
         up = [link for link in self.links.values() if link.up]
         # MCP Apps: a tool whose visibility lacks "model" is for its server's app only.
         offered = {link.name: [t for t in link.tools if for_model(t.raw)] for link in up}
-        self.names = ToolNames([(name, t.name) for name, tools in offered.items() for t in tools])
+        self.names = ToolNames(
+            [(name, t.name) for name, tools in offered.items() for t in tools],
+            {link.name: link.config.alias for link in up if link.config.alias},  # readable prefixes
+        )
         self._targets = {}
         for link in up:
             owned = set(link.config.host_owned)

@@ -17,11 +17,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .backoff import Backoff
 from .config import ConfigError, HostConfig
 from .consent import ConsentRules
+
+if TYPE_CHECKING:
+    from .catalog import ToolSettings
 
 DEFAULT_STARTUP_TIMEOUT = 5.0
 _KEYS = {"startupTimeout", "restart", "audit", "log", "pins"}
@@ -83,3 +86,14 @@ def agent_consent(config: HostConfig, agent: str | None) -> ConsentRules:
         return ConsentRules.parse(spec.get("consent"))
     except ValueError as exc:
         raise ConfigError(f"{config.source or '<config>'}: agent {agent!r}: {exc}") from None
+
+
+def agent_tools(config: HostConfig, agent: str | None) -> ToolSettings:
+    """The `tools` settings of one entry of the config's `agents` (defaults without one)."""
+    from .catalog import ToolSettings
+
+    spec = (config.raw.get("agents") or {}).get(agent) if agent is not None else None
+    if not isinstance(spec, Mapping):
+        return ToolSettings()
+    where = f"{config.source or '<config>'}: agent {agent!r}: tools"
+    return ToolSettings.from_config(spec.get("tools"), where)

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.panel import Panel
 from rich.prompt import Confirm, FloatPrompt, IntPrompt, Prompt
 
@@ -76,7 +77,10 @@ class TerminalUI:
     def tool_result(self, call: PendingCall, result: ToolResult) -> None:
         text = "\n".join(describe_block(b) for b in result.content)
         style = "red" if result.is_error else "dim"
-        self.console.print(f"[{style}]  -> {call.tool}: {text}[/]")
+        # Tool output is data, not markup: "[output truncated ...]" must show as written.
+        self.console.print(f"[{style}]  -> {call.tool}: {escape(text)}[/]")
+        for block in result.user_only:  # audience: user only, never sent to the model
+            self.console.print(f"[cyan]  (for you) {escape(describe_block(block))}[/]")
 
     def progress(
         self, call: PendingCall, progress: float, total: float | None, message: str | None

@@ -17,10 +17,8 @@ from ...client import ClientError, Tool
 from ...protocol.errors import MCPError
 from ..agent import Agent
 from ..apps import AppResource, AppResourceError, app_resource, for_apps, resource_uri
-from ..audit import start_audit
-from ..calls import invoke
 from ..connections import Fleet, Target
-from ..consent import Decision, PendingCall
+from ..consent import PendingCall
 from ..conversation import ToolResult
 from ..link import ServerLink
 from ..schemas import adapt
@@ -120,42 +118,17 @@ class AppHost:
         if not for_apps(tool.raw):
             raise AppRefused(f"the tool {name!r} is not available to apps (its visibility)")
         assert self.agent is not None
-        arguments = dict(arguments or {})
-        pending = PendingCall(
+        # The same path as the model's calls: host-owned fields, consent, on_call, audit.
+        result = await self.agent.perform(
+            Target(link, tool, adapt(tool.input_schema)),
             f"{link.name}__{name}",
-            link.name,
-            name,
-            arguments,
-            tool.annotations if link.config.trusted else {},
-            link.config.trusted,
             f"app-{next(self._calls)}",
+            dict(arguments or {}),
+            caller=f"app:{link.name}",
         )
-        audit = start_audit(
-            self.agent.audit, f"app:{link.name}", link.name, name, pending.call_id, arguments
-        )
-        ruling = self.agent.policy.judge(pending)
-        self.ui.tool_call(pending, ruling.decision)
-        if ruling.decision is Decision.ASK:
-            answer = await self.ui.confirm(pending)
-            if answer == "session":
-                self.agent.policy.grant(pending)
-            ruling = type(ruling)(Decision.ALLOW if answer else Decision.DENY, "user")
-        audit.decided(ruling.decision.value, ruling.by)
-        if ruling.decision is Decision.DENY:
-            audit.finished("denied")
-            self.ui.tool_result(pending, _error(pending, "Not allowed."))
-            raise AppRefused(f"the call to {name!r} was not allowed")
-        done = await invoke(Target(link, tool, adapt(tool.input_schema)), pending, self.ui)
-        if done.raw is None:
-            audit.finished(done.kind, done.error)
-            self.ui.tool_result(pending, _error(pending, done.error or "The call failed."))
-            raise AppRefused(done.error or "the call failed")
-        audit.finished(done.kind)
-        raw = done.raw.raw
-        self.ui.tool_result(
-            pending, ToolResult(pending.call_id, list(done.raw.content), done.raw.is_error, raw)
-        )
-        return raw
+        if result.raw is None:
+            raise AppRefused(_text(result) or "the call failed")
+        return result.raw
 
     async def read_resource(self, app_id: str, uri: Any) -> dict[str, Any]:
         """`resources/read` from an app: its own server only."""
@@ -193,5 +166,5 @@ def _tool(link: ServerLink, name: str) -> Tool | None:
     return next((t for t in link.tools if t.name == name), None)
 
 
-def _error(call: PendingCall, text: str) -> ToolResult:
-    return ToolResult(call.call_id, [{"type": "text", "text": text}], is_error=True)
+def _text(result: ToolResult) -> str:
+    return " ".join(str(b.get("text", "")) for b in result.content if b.get("type") == "text")
