@@ -290,6 +290,15 @@ def host_for(
     return Host(cfg, model=make_model(provider, api), ui=ui, settings=settings, **options)
 
 
+def web_for(cfg: HostConfig, api: FakeAPI, tmp_path: Path, **options: Any) -> Any:
+    """The web UI's host on the fake API's model, with the example's settings."""
+    from mcpkit.host.web import WebHost
+
+    provider = "anthropic" if api.path == api_path("anthropic") else "openai"
+    settings = settings_for(cfg, tmp_path)
+    return WebHost(cfg, model=make_model(provider, api), settings=settings, **options)
+
+
 def script(provider: str, *steps: Step | Reply) -> list[Reply]:
     """Model replies: a step (tool calls or a final text) or a function of the request."""
     make = anthropic_reply if provider == "anthropic" else openai_reply

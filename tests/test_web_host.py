@@ -4,7 +4,11 @@ the client capabilities (VER-07, both eras), and tool visibility in the terminal
 
 from __future__ import annotations
 
+import asyncio
 import base64
+import os
+import shutil
+import signal
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -15,20 +19,21 @@ import pytest
 from yarl import URL
 
 from host_support import (
+    EXAMPLE,
     SERVERS,
     FakeAPI,
     RecordingUI,
     api_path,
     example_config,
     host_for,
-    make_model,
     northwind_http,
     script,
-    settings_for,
     tool_names,
     tool_results,
+    web_for,
 )
 from mcpkit.client import Client
+from mcpkit.client.inputs import Elicitation
 from mcpkit.host.apps import (
     APP_MIME,
     APPS_CAPABILITY,
@@ -43,9 +48,11 @@ from mcpkit.host.apps import (
 )
 from mcpkit.host.web import WebHost
 from mcpkit.host.web.asgi import HTTPError
-from mcpkit.host.web.events import EventHub
+from mcpkit.host.web.events import EventHub, Questions
 from mcpkit.host.web.routes import _elicit_answer
 from mcpkit.host.web.security import Guard
+from mcpkit.host.web.webui import WebUI
+from support import ROOT
 
 
 # -- MCP Apps rules (pure) ---------------------------------------------------------------------
@@ -177,12 +184,7 @@ async def web(tmp_path: Path) -> AsyncIterator[WebHost]:
         replies = script("anthropic", [("shipping__track_parcel", {"parcel_id": "NW-1042"})], "ok")
         async with (
             FakeAPI(api_path("anthropic"), replies) as api,
-            WebHost(
-                cfg,
-                model=make_model("anthropic", api),
-                agent="support",
-                settings=settings_for(cfg, tmp_path),
-            ) as web,
+            web_for(cfg, api, tmp_path, agent="support") as web,
         ):
             yield web
 
@@ -280,3 +282,53 @@ async def test_terminal_host_never_offers_app_only_tools(tmp_path: Path) -> None
     assert "shipping__reserve_replacement" not in tool_names("anthropic", api.requests[0])
     ((text, is_error),) = tool_results("anthropic", api.requests[1])
     assert is_error and "no tool named" in text
+
+
+async def test_mcpkit_ui_prints_a_tokened_address_and_stops_on_ctrl_c(tmp_path: Path) -> None:
+    config = tmp_path / "host.json"  # its pin, log and audit files land in tmp_path
+    shutil.copy(EXAMPLE, config)
+    async with northwind_http() as env, FakeAPI(api_path("anthropic"), []) as api:
+        proc = await asyncio.create_subprocess_exec(
+            *[sys.executable, "-m", "mcpkit.cli", "ui", "--config", str(config)],
+            *["--agent", "support", "--model", "anthropic:fake", "--port", "0"],
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+            cwd=ROOT,
+            env={**os.environ, **env, "ANTHROPIC_API_KEY": "test", "ANTHROPIC_BASE_URL": api.url},
+        )
+        assert proc.stdout is not None
+        line = (await asyncio.wait_for(proc.stdout.readline(), 30)).decode()
+        url = line.split("open ", 1)[1].strip()
+        assert url.startswith("http://127.0.0.1:") and "?token=" in url
+        async with aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True)) as http:
+            async with http.get(url.split("?")[0]) as r:
+                assert r.status == 401
+            async with http.get(url) as r:
+                assert r.status == 200
+        proc.send_signal(signal.SIGINT)
+        out = (await asyncio.wait_for(proc.communicate(), 30))[0].decode()
+    assert proc.returncode in (0, 130), out  # 130: uvicorn re-raises the Ctrl-C once stopped
+    assert "Traceback" not in out and "Error" not in out
+
+
+async def test_url_elicitation_is_a_question_with_its_domain() -> None:  # ELIC-06/28/29
+    hub = EventHub()
+    ui = WebUI(hub, Questions(hub))
+    request = Elicitation.from_wire(
+        {"mode": "url", "message": "Sign in", "url": "https://xn--nrthwind-b5a.example/pay?x=1"}
+    )
+
+    async def user() -> None:  # the page: sees the question in the event stream, answers
+        async for event in hub.follow():
+            if event.data["kind"] == "question":
+                assert event.data["domain"] == "xn--nrthwind-b5a.example"
+                assert event.data["punycode"] is True and event.data["server"] == "returns"
+                ui.questions.answer(event.data["id"], "accept")
+                return
+
+    answer, _ = await asyncio.gather(ui.elicit("returns", request), user())
+    assert answer == {"action": "accept"}  # ELIC-15: consent only, no content
+    assert [e["kind"] for e in hub.events("question")] == ["question"]
+    bad = Elicitation.from_wire({"mode": "url", "message": "x", "url": "javascript:alert(1)"})
+    assert await ui.elicit("returns", bad) == {"action": "decline"}

@@ -28,13 +28,11 @@ from host_support import (
     FakeAPI,
     api_path,
     example_config,
-    make_model,
     northwind_http,
     script,
-    settings_for,
     tool_names,
+    web_for,
 )
-from mcpkit.host.web import WebHost
 
 WAIT = 15_000  # ms: the longest any step may take before the test fails
 
@@ -76,13 +74,7 @@ async def test_northwind_in_the_browser(northwind: dict[str, str], tmp_path: Pat
     shots = screenshot_dir()
     async with (
         FakeAPI(api_path("anthropic"), replies) as api,
-        WebHost(
-            cfg,
-            model=make_model("anthropic", api),
-            agent="support",
-            system="Northwind support.",
-            settings=settings_for(cfg, tmp_path),
-        ) as web,
+        web_for(cfg, api, tmp_path, agent="support", system="Northwind support.") as web,
         browser_page() as page,
     ):
         base = web.url.split("?")[0]
@@ -223,9 +215,7 @@ async def test_official_app_class(tmp_path: Path) -> None:
         )
         async with (
             FakeAPI(api_path("anthropic"), replies) as api,
-            WebHost(
-                cfg, model=make_model("anthropic", api), settings=settings_for(cfg, tmp_path)
-            ) as web,
+            web_for(cfg, api, tmp_path) as web,
             browser_page() as page,
         ):
             await page.goto(web.url)

@@ -11,10 +11,12 @@ goes to the real model instead (MCPKIT_ANTHROPIC_MODEL / MCPKIT_OPENAI_MODEL pic
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import socket
 import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -100,8 +102,10 @@ async def run_agent(
             await agent.ask(turn)
 
 
-async def main() -> None:
-    console = Console(force_terminal=sys.stdout.isatty() or None, width=110)
+@contextlib.asynccontextmanager
+async def http_servers() -> AsyncIterator[dict[str, str]]:
+    """The warehouse and returns servers on free ports; yields the environment the configs
+    expand (and works from the repository root, where the configs' paths start)."""
     ports = {"WAREHOUSE_PORT": free_port(), "RETURNS_PORT": free_port()}
     env = {**os.environ, "PYTHON": sys.executable, **{k: str(v) for k, v in ports.items()}}
     procs = [
@@ -110,6 +114,16 @@ async def main() -> None:
     ]
     os.chdir(ROOT)
     try:
+        yield env
+    finally:
+        for proc in procs:
+            proc.terminate()
+        await asyncio.gather(*(p.wait() for p in procs))
+
+
+async def main() -> None:
+    console = Console(force_terminal=sys.stdout.isatty() or None, width=110)
+    async with http_servers() as env:
         config = load_config(HERE / "northwind.json", env=env)
         agents = json.loads((HERE / "northwind.json").read_text())["agents"]
         real = bool(os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("OPENAI_API_KEY"))
@@ -129,10 +143,6 @@ async def main() -> None:
                 console, config, agents, name, make_model(None) if real else scripted(), turns
             )
         console.print(Rule("demo finished"))
-    finally:
-        for proc in procs:
-            proc.terminate()
-        await asyncio.gather(*(p.wait() for p in procs))
 
 
 if __name__ == "__main__":

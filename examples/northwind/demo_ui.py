@@ -18,10 +18,9 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent.parent
 sys.path.insert(0, str(HERE))
 
-from demo import free_port, start_http_server  # noqa: E402
+from demo import http_servers  # noqa: E402
 from script import SUPPORT_TURNS, support_model  # noqa: E402
 
 from mcpkit.host import load_config, make_model  # noqa: E402
@@ -29,22 +28,15 @@ from mcpkit.host.web import WebHost  # noqa: E402
 
 
 async def main(port: int) -> None:
-    ports = {"WAREHOUSE_PORT": free_port(), "RETURNS_PORT": free_port()}
-    env = {**os.environ, "PYTHON": sys.executable, **{k: str(v) for k, v in ports.items()}}
-    procs = [
-        await start_http_server("warehouse_server.py", ports["WAREHOUSE_PORT"]),
-        await start_http_server("returns_server.py", ports["RETURNS_PORT"]),
-    ]
-    os.chdir(ROOT)
-    try:
+    async with http_servers() as env:
         config = load_config(HERE / "host.json", env=env)
         real = bool(os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("OPENAI_API_KEY"))
         model = make_model(None) if real else support_model()
-        agent = config.raw["agents"]["support"]
+        system = config.raw["agents"]["support"]["system"]
         try:
-            web = WebHost(config, model=model, agent="support", system=agent["system"], port=port)
+            web = WebHost(config, model=model, agent="support", system=system, port=port)
         except OSError:  # the port is taken: any free one will do
-            web = WebHost(config, model=model, agent="support", system=agent["system"], port=0)
+            web = WebHost(config, model=model, agent="support", system=system, port=0)
         async with web:
             print(f"Northwind support agent: open {web.url}")
             if not real:
@@ -53,10 +45,6 @@ async def main(port: int) -> None:
                     print(f"  - {turn}")
             print("Ctrl-C to stop.")
             await web.wait_closed()
-    finally:
-        for proc in procs:
-            proc.terminate()
-        await asyncio.gather(*(p.wait() for p in procs))
 
 
 if __name__ == "__main__":

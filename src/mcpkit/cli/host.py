@@ -19,6 +19,17 @@ ServersOpt = Annotated[
     typer.Option("--server", "-s", help="Use only these servers (repeatable).", show_default=False),
 ]
 
+ModelOpt = Annotated[
+    str | None, typer.Option("--model", "-m", help="anthropic:NAME or openai:NAME.")
+]
+AgentOpt = Annotated[
+    str | None, typer.Option("--agent", "-a", help='An agent from the config\'s "agents".')
+]
+AuditOpt = Annotated[
+    Path | None, typer.Option("--audit", help="Append one JSON line per tool call here.")
+]
+SystemOpt = Annotated[str | None, typer.Option("--system", help="System prompt.")]
+
 
 def _load(config: Path | None) -> Any:
     from ..host import ConfigError, load_config
@@ -100,12 +111,8 @@ def tools(
 def host(
     prompt: Annotated[str | None, typer.Argument(help="One-shot: ask this and exit.")] = None,
     config: ConfigOpt = None,
-    model: Annotated[
-        str | None, typer.Option("--model", "-m", help="anthropic:NAME or openai:NAME.")
-    ] = None,
-    agent: Annotated[
-        str | None, typer.Option("--agent", "-a", help='An agent from the config\'s "agents".')
-    ] = None,
+    model: ModelOpt = None,
+    agent: AgentOpt = None,
     servers: ServersOpt = None,
     allow: Annotated[
         list[str] | None,
@@ -118,10 +125,8 @@ def host(
         bool,
         typer.Option("--non-interactive", help="Deny what would ask (the default without a TTY)."),
     ] = False,
-    audit: Annotated[
-        Path | None, typer.Option("--audit", help="Append one JSON line per tool call here.")
-    ] = None,
-    system: Annotated[str | None, typer.Option("--system", help="System prompt.")] = None,
+    audit: AuditOpt = None,
+    system: SystemOpt = None,
 ) -> None:
     """Chat with an agent that uses the configured MCP servers, asking before risky calls."""
     import asyncio

@@ -3,31 +3,24 @@ MCP Apps), on 127.0.0.1 with a random access token in the address it prints."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from .host import ConfigOpt, ServersOpt, _agent_spec, _load
+from .host import AgentOpt, AuditOpt, ConfigOpt, ModelOpt, ServersOpt, SystemOpt, _agent_spec, _load
 
 
 def ui(
     config: ConfigOpt = None,
-    model: Annotated[
-        str | None, typer.Option("--model", "-m", help="anthropic:NAME or openai:NAME.")
-    ] = None,
-    agent: Annotated[
-        str | None, typer.Option("--agent", "-a", help='An agent from the config\'s "agents".')
-    ] = None,
+    model: ModelOpt = None,
+    agent: AgentOpt = None,
     servers: ServersOpt = None,
-    system: Annotated[str | None, typer.Option("--system", help="System prompt.")] = None,
+    system: SystemOpt = None,
     host: Annotated[
         str, typer.Option("--host", help="Address to listen on (loopback unless you mean it).")
     ] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", "-p", help="Port (0: any free port).")] = 0,
-    audit: Annotated[
-        Path | None, typer.Option("--audit", help="Append one JSON line per tool call here.")
-    ] = None,
+    audit: AuditOpt = None,
     open_browser: Annotated[
         bool, typer.Option("--open/--no-open", help="Open the page in your browser.")
     ] = False,

@@ -39,29 +39,13 @@ class WebUI:
 
     def tool_call(self, call: PendingCall, decision: Decision) -> None:
         self._started[call.call_id] = time.perf_counter()
-        self.hub.publish(
-            "call",
-            id=call.call_id,
-            alias=call.alias,
-            server=call.server,
-            tool=call.tool,
-            arguments=call.arguments,
-            decision=decision.value,
-            trusted=call.trusted,
-        )
+        self.hub.publish("call", _fields(call), id=call.call_id, decision=decision.value)
         if decision is Decision.ALLOW and self.on_allowed is not None:
             self.on_allowed(call)
 
     async def confirm(self, call: PendingCall) -> Answer:
         answer = await self.questions.ask(
-            "consent",
-            call=call.call_id,
-            server=call.server,
-            tool=call.tool,
-            alias=call.alias,
-            arguments=call.arguments,
-            annotations=call.annotations,
-            trusted=call.trusted,
+            "consent", call=call.call_id, annotations=call.annotations, **_fields(call)
         )
         allowed: Answer = "session" if answer == "session" else answer == "once"
         self.hub.publish("consent", id=call.call_id, answer="deny" if not allowed else answer)
@@ -141,6 +125,17 @@ class WebUI:
     def _status(self) -> None:
         if self.on_status is not None:
             self.on_status()
+
+
+def _fields(call: PendingCall) -> dict[str, Any]:
+    """What the page shows of a call."""
+    return {
+        "alias": call.alias,
+        "server": call.server,
+        "tool": call.tool,
+        "arguments": call.arguments,
+        "trusted": call.trusted,
+    }
 
 
 def _cancel() -> dict[str, Any]:
