@@ -30,12 +30,8 @@ _DEFAULT_VISIBILITY = ("model", "app")
 #: directive or add a keyword (quotes, `;`, `,`, spaces).
 _ORIGIN = re.compile(r"^(https?|wss?)://(\*\.)?[A-Za-z0-9.-]+(:\d{1,5})?/?$")
 _CSP_KEYS = ("connectDomains", "resourceDomains", "frameDomains", "baseUriDomains")
-_PERMISSIONS = {
-    "camera": "camera",
-    "microphone": "microphone",
-    "geolocation": "geolocation",
-    "clipboardWrite": "clipboard-write",
-}
+#: Device permissions an app may ask for (recorded; this host grants none).
+_PERMISSIONS = ("camera", "microphone", "geolocation", "clipboardWrite")
 
 
 def _ui_meta(tool: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -83,15 +79,12 @@ class AppResource:
     html: str
     #: Declared domains, only those that are plain origins.
     csp: dict[str, list[str]] = field(default_factory=dict)
+    #: What it asked for; the host grants none of them.
     permissions: dict[str, Any] = field(default_factory=dict)
     prefers_border: bool | None = None
 
     def policy(self) -> str:
         return content_security_policy(self.csp)
-
-    def allow(self) -> str:
-        """The iframe `allow` attribute for the permissions the resource asks for."""
-        return "; ".join(v for k, v in _PERMISSIONS.items() if k in self.permissions)
 
 
 def app_resource(uri: str, result: Mapping[str, Any]) -> AppResource:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import logging
 import secrets
 from dataclasses import dataclass
 from typing import Any
@@ -25,6 +26,8 @@ from ..schemas import adapt
 from ..supervision import describe
 from .events import EventHub
 from .webui import WebUI
+
+log = logging.getLogger("mcpkit.host")
 
 
 class AppRefused(Exception):
@@ -77,6 +80,8 @@ class AppHost:
             return
         session = AppSession(secrets.token_hex(12), link.name, tool.raw, call.call_id, resource)
         self.apps[session.id] = session
+        # For security review (SEP-1865): which app ran under which policy.
+        log.info("app %s of %s > %s: CSP %s", uri, link.name, tool.name, resource.policy())
         self.hub.publish(
             "app",
             id=session.id,

@@ -85,7 +85,8 @@ export class AppView {
             serverResources: {},
             logging: {},
             message: { text: {} },
-            sandbox: { csp: ev.csp || {}, permissions: ev.permissions || {} },
+            // The declared domains are honoured; device permissions are never granted.
+            sandbox: { csp: ev.csp || {}, permissions: {} },
           },
           hostContext: {
             toolInfo: { id: ev.call, tool: ev.tool },

@@ -9,14 +9,9 @@
 
   function load(params) {
     inner = document.createElement("iframe");
+    // No allow-same-origin: each app gets an opaque origin, apart from the proxy and other
+    // apps. Device permissions (camera, microphone, ...) are not delegated.
     inner.setAttribute("sandbox", "allow-scripts allow-forms");
-    const allow = [];
-    const p = params.permissions || {};
-    if (p.camera) allow.push("camera");
-    if (p.microphone) allow.push("microphone");
-    if (p.geolocation) allow.push("geolocation");
-    if (p.clipboardWrite) allow.push("clipboard-write");
-    if (allow.length) inner.setAttribute("allow", allow.join("; "));
     inner.srcdoc = String(params.html || "");
     document.body.append(inner);
   }
