@@ -9,6 +9,7 @@ conversation is deterministic; the servers are the real Northwind processes.
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -33,6 +34,7 @@ from host_support import (
     tool_names,
     web_for,
 )
+from mcpkit.host import parse_config
 
 WAIT = 15_000  # ms: the longest any step may take before the test fails
 
@@ -256,3 +258,106 @@ async def test_official_app_class(tmp_path: Path) -> None:
         names = tool_names("anthropic", api.requests[0])
         assert "counter__show_counter" in names and "counter__model_only" in names
         assert "counter__increment" not in names
+
+
+async def test_forms_for_every_field_type_and_url_elicitation(tmp_path: Path) -> None:
+    """A server's form with every field type elicitation allows: bad values are refused in the
+    page, field by field; good ones reach the server with their JSON types. A URL-mode request
+    opens its page in a new tab only when the user says so."""
+    from playwright.async_api import expect
+
+    need_browser()
+    server = [str(SERVERS / "counter_app_server.py"), "http://127.0.0.1:9"]
+    entry = {"command": sys.executable, "args": server, "consent": {"allow": ["*"]}}
+    cfg = parse_config({"mcpServers": {"counter": entry}})
+    replies = script(
+        "anthropic",
+        [("counter__survey", {})],
+        "Thanks.",
+        [("counter__sign_in", {})],
+        "Signed in.",
+    )
+    async with (
+        FakeAPI(api_path("anthropic"), replies) as api,
+        web_for(cfg, api, tmp_path) as web,
+        browser_page() as page,
+    ):
+        await page.goto(web.url)
+        await expect(page.locator("body")).to_have_attribute("data-ready", "true", timeout=WAIT)
+        await page.fill("#prompt", "Survey me.")
+        await page.click("#send")
+        form = page.locator('.question[data-type="elicit"]')
+        await expect(form).to_contain_text("Tell us about you.", timeout=WAIT)
+        # Defaults are pre-filled (ELIC-13).
+        await expect(form.get_by_label("Subscribe")).to_be_checked()
+        await expect(form.get_by_label("Size")).to_have_value("0")
+
+        bad = {"Name": "A", "E-mail": "nope", "Website": "not a url", "Meeting": "tomorrow"}
+        for label, value in {**bad, "Age": "200", "Ratio": "2"}.items():
+            await form.get_by_label(label, exact=True).fill(value)
+        for topping in ("cheese", "ham", "olives"):
+            await form.get_by_label(topping).check()
+        await form.get_by_role("button", name="Send").click()
+        errors = {
+            "Name": "at least 2 characters",
+            "E-mail": "enter an e-mail address",
+            "Website": "enter a URI (e.g. https://example.com)",
+            "Meeting": "enter a date and time (e.g. 2026-12-01T09:30:00Z)",
+            "Age": "must be at most 150",
+            "Ratio": "must be at most 1",
+            "Toppings": "choose at most 2",
+        }
+        for label, message in errors.items():
+            field = form.locator(".field", has=page.get_by_label(label, exact=True))
+            await expect(field.locator(".error")).to_have_text(message)
+        assert len(web.questions.open) == 1  # nothing was sent
+
+        good = {
+            "Name": "Ada",
+            "E-mail": "ada@example.com",
+            "Website": "https://ada.example",
+            "Meeting": "2026-12-01T09:30:00Z",
+            "Age": "42",
+            "Ratio": "0.5",
+        }
+        for label, value in good.items():
+            await form.get_by_label(label, exact=True).fill(value)
+        await form.get_by_label("Birthday").fill("1815-12-10")
+        await form.get_by_label("olives").uncheck()
+        await form.get_by_label("Subscribe").uncheck()
+        await form.get_by_label("Color").select_option(label="green")
+        await form.get_by_label("Size").select_option(label="Large")
+        await form.get_by_label("Legacy").select_option(label="Beta")
+        await form.get_by_label("Extra Y").check()
+        await form.get_by_role("button", name="Send").click()
+        result = page.locator('.card[data-call="toolu_0_0"] [data-role="result"]')
+        await expect(result).to_contain_text('"action": "accept"', timeout=WAIT)
+        answer = json.loads(await result.inner_text())
+        assert answer["content"] == {
+            "name": "Ada",
+            "email": "ada@example.com",
+            "website": "https://ada.example",
+            "birthday": "1815-12-10",
+            "meeting": "2026-12-01T09:30:00Z",
+            "age": 42,
+            "ratio": 0.5,
+            "subscribe": False,
+            "color": "green",
+            "size": "l",
+            "legacy": "b",
+            "toppings": ["cheese", "ham"],
+            "extras": ["y"],
+        }
+
+        # URL mode: the full address with its domain marked; opened only on the user's click.
+        await page.fill("#prompt", "Sign me in.")
+        await page.click("#send")
+        ask = page.locator('.question[data-type="url"]')
+        await expect(ask.locator(".domain")).to_have_text("counter.example", timeout=WAIT)
+        await expect(ask).to_contain_text("https://counter.example/login")
+        assert len(page.context.pages) == 1
+        async with page.context.expect_page():
+            await ask.get_by_role("button", name="Open the page").click()
+        result = page.locator('.card[data-call="toolu_2_0"] [data-role="result"]')
+        await expect(result).to_have_text("accept", timeout=WAIT)
+        assert not page.errors  # type: ignore[attr-defined]

@@ -7,13 +7,16 @@ The app imports the class from ORIGIN, which its resource declares in `resourceD
 (nothing else may load). Tools: `show_counter` (model and app), `increment` (app only: never
 in the model's catalogue), `model_only` (refused to apps). The page's buttons call
 `increment`, `model_only` and `get_stock` (another server's tool: refused), and open a link.
+`survey` asks for a form with every field type elicitation allows and returns the answer;
+`sign_in` asks the user to open a URL (URL-mode elicitation).
 """
 
 from __future__ import annotations
 
+import json
 import sys
 
-from mcpkit import Server
+from mcpkit import Context, Server
 
 ORIGIN = sys.argv[1] if len(sys.argv) > 1 else "http://127.0.0.1:9"
 UI = "ui://counter/app"
@@ -77,6 +80,63 @@ async def increment() -> dict[str, int]:
 async def model_only() -> str:
     """Only the model may call this."""
     return "model only"
+
+
+SURVEY = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string", "title": "Name", "minLength": 2},
+        "email": {"type": "string", "title": "E-mail", "format": "email"},
+        "website": {"type": "string", "title": "Website", "format": "uri"},
+        "birthday": {"type": "string", "title": "Birthday", "format": "date"},
+        "meeting": {"type": "string", "title": "Meeting", "format": "date-time"},
+        "age": {"type": "integer", "title": "Age", "minimum": 0, "maximum": 150},
+        "ratio": {"type": "number", "title": "Ratio", "minimum": 0, "maximum": 1},
+        "subscribe": {"type": "boolean", "title": "Subscribe", "default": True},
+        "color": {"type": "string", "title": "Color", "enum": ["red", "green", "blue"]},
+        "size": {
+            "type": "string",
+            "title": "Size",
+            "oneOf": [{"const": "s", "title": "Small"}, {"const": "l", "title": "Large"}],
+            "default": "s",
+        },
+        "legacy": {
+            "type": "string",
+            "title": "Legacy",
+            "enum": ["a", "b"],
+            "enumNames": ["Alpha", "Beta"],
+        },
+        "toppings": {
+            "type": "array",
+            "title": "Toppings",
+            "items": {"type": "string", "enum": ["cheese", "ham", "olives"]},
+            "minItems": 1,
+            "maxItems": 2,
+        },
+        "extras": {
+            "type": "array",
+            "title": "Extras",
+            "items": {
+                "anyOf": [{"const": "x", "title": "Extra X"}, {"const": "y", "title": "Extra Y"}]
+            },
+        },
+    },
+    "required": ["name", "age", "toppings"],
+}
+
+
+@server.tool()
+async def survey(ctx: Context) -> str:
+    """Ask the user a form with every field type; returns what came back."""
+    answer = await ctx.elicit("Tell us about you.", SURVEY)
+    return json.dumps({"action": answer.action, "content": answer.content}, sort_keys=True)
+
+
+@server.tool()
+async def sign_in(ctx: Context) -> str:
+    """Ask the user to open a sign-in page (URL mode)."""
+    answer = await ctx.elicit_url("Sign in to Counter Cloud.", "https://counter.example/login")
+    return answer.action
 
 
 @server.resource(UI, name="counter_app", mime_type=MIME)

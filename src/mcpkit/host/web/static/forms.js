@@ -34,6 +34,11 @@ function kindOf(prop) {
   return "json";
 }
 
+function star(required) {
+  // Marks a required field; the input says so itself (aria-required), so it is not read out.
+  return required ? h("span", { class: "required", "aria-hidden": "true" }, " *") : null;
+}
+
 /** One field: its element and read() → {value, error, empty}. */
 function field(name, prop, required, id) {
   const kind = kindOf(prop);
@@ -47,7 +52,7 @@ function field(name, prop, required, id) {
   if (kind === "boolean") {
     input = h("input", { type: "checkbox", id, name, checked: has ? Boolean(prop.default) : false });
     read = () => ({ value: input.checked });
-    const wrap = h("div", { class: "field" }, h("label", {}, input, " ", label, required ? " *" : ""), hint, error);
+    const wrap = h("div", { class: "field" }, h("label", {}, input, " ", label, star(required)), hint, error);
     return { name, element: wrap, read, input, error };
   }
   if (kind === "select") {
@@ -102,7 +107,9 @@ function field(name, prop, required, id) {
     };
   }
   input.setAttribute("aria-describedby", `${id}-error`);
-  const wrap = h("div", { class: "field" }, h("label", { for: id }, label, required ? " *" : ""), input, hint, error);
+  input.setAttribute("aria-label", label);
+  if (required) input.setAttribute("aria-required", "true");
+  const wrap = h("div", { class: "field" }, h("label", { for: id }, label, star(required)), input, hint, error);
   return { name, element: wrap, read, input, error };
 }
 
