@@ -10,6 +10,8 @@ conversation is deterministic; the servers are the real Northwind processes.
 from __future__ import annotations
 
 import json
+import os
+import signal
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -28,6 +30,7 @@ from host_support import (
     SERVERS,
     FakeAPI,
     api_path,
+    child_pids,
     example_config,
     northwind_http,
     script,
@@ -35,6 +38,7 @@ from host_support import (
     web_for,
 )
 from mcpkit.host import parse_config
+from mcpkit.host.pins import ToolPins
 
 WAIT = 15_000  # ms: the longest any step may take before the test fails
 
@@ -361,3 +365,50 @@ async def test_forms_for_every_field_type_and_url_elicitation(tmp_path: Path) ->
         result = page.locator('.card[data-call="toolu_2_0"] [data-role="result"]')
         await expect(result).to_have_text("accept", timeout=WAIT)
         assert not page.errors  # type: ignore[attr-defined]
+
+
+async def test_side_panel_shows_supervision_and_approves_a_changed_tool(tmp_path: Path) -> None:
+    """The servers panel follows supervision (a killed stdio server goes down and comes back,
+    said in the conversation too); a tool whose definition changed since it was pinned is
+    listed with its diff and offered to the model only after the user approves it there."""
+    from playwright.async_api import expect
+
+    need_browser()
+    ToolPins(tmp_path / "pins.json").review("shipping", [{"name": "track_parcel", "title": "x"}])
+    cfg = example_config({"PYTHON": sys.executable})
+    replies = script("anthropic", "Hello.", "Hello again.")
+    async with (
+        FakeAPI(api_path("anthropic"), replies) as api,
+        web_for(cfg, api, tmp_path, servers=["shipping"]) as web,
+        browser_page() as page,
+    ):
+        await page.goto(web.url)
+        await expect(page.locator("body")).to_have_attribute("data-ready", "true", timeout=WAIT)
+        server = page.locator('.srv[data-server="shipping"]')
+        await expect(server.locator('[data-role="state"]')).to_have_text("ready", timeout=WAIT)
+        await expect(server).to_contain_text("1 withheld")
+        pin = page.locator('.pin[data-pin="shipping/track_parcel"]')
+        await expect(pin).to_contain_text("+description:")  # the diff, pinned → now
+        await page.fill("#prompt", "Hi")
+        await page.click("#send")
+        await expect(page.locator(".msg.assistant")).to_have_text("Hello.", timeout=WAIT)
+
+        await pin.get_by_role("button", name="Approve the new definition").click()
+        await expect(page.locator("#pins")).to_contain_text("No changed definitions waiting.")
+        (pid,) = child_pids("shipping_server.py")
+        os.kill(pid, signal.SIGKILL)
+        notes = page.locator(".note")
+        await expect(notes.filter(has_text="server 'shipping': down")).to_have_count(
+            1, timeout=WAIT
+        )
+        await expect(notes.filter(has_text="server 'shipping': ready")).to_have_count(
+            1, timeout=WAIT
+        )
+        await expect(server.locator('[data-role="state"]')).to_have_text("ready")
+        await page.fill("#prompt", "Hi again")
+        await page.click("#send")
+        await expect(page.locator(".msg.assistant").last).to_have_text("Hello again.", timeout=WAIT)
+        assert not page.errors  # type: ignore[attr-defined]
+
+    assert "shipping__track_parcel" not in tool_names("anthropic", api.requests[0])
+    assert "shipping__track_parcel" in tool_names("anthropic", api.requests[1])

@@ -221,9 +221,16 @@ class WebHost:
         ]
 
     def pins(self) -> list[dict[str, Any]]:
+        """Changed definitions withheld now and not approved since (the links re-check their
+        pins at the next model round)."""
+        fleet = self.host.fleet
+        waiting = (
+            {(c.server, c.tool, c.digest) for c in fleet.pins.pending()} if fleet.pins else set()
+        )
         return [
             {"server": c.server, "tool": c.tool, "digest": c.digest, "diff": c.diff()}
-            for c in self.host.fleet.pending_changes()
+            for c in fleet.pending_changes()
+            if (c.server, c.tool, c.digest) in waiting
         ]
 
     def snapshot(self) -> dict[str, Any]:
