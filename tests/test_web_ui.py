@@ -364,6 +364,30 @@ async def test_forms_for_every_field_type_and_url_elicitation(tmp_path: Path) ->
             await ask.get_by_role("button", name="Open the page").click()
         result = page.locator('.card[data-call="toolu_2_0"] [data-role="result"]')
         await expect(result).to_have_text("accept", timeout=WAIT)
+
+        # The inspector reads a resource and a template, and runs a prompt, on this server.
+        await page.click('.tabs button[data-tab="inspector"]')
+        await page.click('#inspect-servers button[data-server="counter"]')
+        detail = page.locator("#inspect-detail")
+        for tab, item, fill, button, expected in [
+            ("resources", "value", {}, "read", "count=0"),
+            ("templates", "history", {"n": "3"}, None, "last 3 values"),
+            ("prompts", "greet", {"name": "Ada"}, "run", "Say hello to Ada."),
+        ]:
+            await page.click(f'#inspect-tabs button[data-sub="{tab}"]')
+            await page.click(f'#inspect-list button[data-item="{item}"]')
+            for name, value in fill.items():
+                await detail.locator(f'input[name="{name}"]').fill(value)
+            if button is None:
+                await detail.get_by_role("button", name="Read").click()
+            else:
+                await detail.locator(f'[data-role="{button}"]').click()
+            await expect(detail.locator('[data-role="result"]')).to_contain_text(expected)
+            await expect(detail.locator('[data-role="jsonrpc"]')).to_contain_text(
+                '"jsonrpc": "2.0"'
+            )
+        await page.click('#inspect-tabs button[data-sub="wire"]')
+        await expect(detail).to_contain_text("prompts/get")
         assert not page.errors  # type: ignore[attr-defined]
 
 

@@ -8,7 +8,8 @@ The app imports the class from ORIGIN, which its resource declares in `resourceD
 in the model's catalogue), `model_only` (refused to apps). The page's buttons call
 `increment`, `model_only` and `get_stock` (another server's tool: refused), and open a link.
 `survey` asks for a form with every field type elicitation allows and returns the answer;
-`sign_in` asks the user to open a URL (URL-mode elicitation).
+`sign_in` asks the user to open a URL (URL-mode elicitation). A resource, a template and a
+prompt give the inspector something to read and run.
 """
 
 from __future__ import annotations
@@ -137,6 +138,24 @@ async def sign_in(ctx: Context) -> str:
     """Ask the user to open a sign-in page (URL mode)."""
     answer = await ctx.elicit_url("Sign in to Counter Cloud.", "https://counter.example/login")
     return answer.action
+
+
+@server.resource("counter://value", name="value", mime_type="text/plain")
+async def value() -> str:
+    """The counter's value."""
+    return f"count={COUNT['value']}"
+
+
+@server.resource("counter://history/{n}", name="history", mime_type="text/plain")
+async def history(n: str) -> str:
+    """The last n values."""
+    return f"last {n} values"
+
+
+@server.prompt()
+async def greet(name: str) -> str:
+    """A greeting for the counter's user."""
+    return f"Say hello to {name}."
 
 
 @server.resource(UI, name="counter_app", mime_type=MIME)
