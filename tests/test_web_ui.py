@@ -149,11 +149,12 @@ async def test_northwind_in_the_browser(northwind: dict[str, str], tmp_path: Pat
             "reservation_id", timeout=WAIT
         )
         await expect(detail.locator('[data-role="jsonrpc"]')).to_contain_text('"tools/call"')
+        await detail.locator('[data-role="jsonrpc"] summary').click()
+        await page.screenshot(path=str(shots / "ui-inspector.png"))
         await page.click('#inspect-tabs button[data-sub="listen"]')
         await expect(page.locator('[data-role="notification"]').first).to_contain_text(
             "notifications/tools/list_changed", timeout=WAIT
         )
-        await page.screenshot(path=str(shots / "ui-inspector.png"))
         await page.click('.tabs button[data-tab="chat"]')
 
         # Turn 2: two consent dialogs, then the returns server's form.
@@ -188,7 +189,11 @@ async def test_northwind_in_the_browser(northwind: dict[str, str], tmp_path: Pat
         )
         audit = page.locator("#audit tbody")
         await expect(audit).to_contain_text("create_return")
-        await expect(audit.locator("tr", has_text="reserve_stock")).to_contain_text("user")
+        await expect(audit.locator("tr", has_text="support")).to_have_count(3)  # the agent's
+        await expect(audit.locator("tr", has_text="app:shipping")).to_contain_text(
+            "reserve_replacement"
+        )
+        await expect(audit.locator("tr", has_text="inspector")).to_contain_text("reserve_stock")
         assert not page.errors  # type: ignore[attr-defined]
 
     # MCP Apps visibility: the app-only tool never reached the model.

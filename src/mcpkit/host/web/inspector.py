@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import secrets
 from collections import deque
 from typing import Any
@@ -18,6 +19,7 @@ from typing import Any
 from ...client import ClientError
 from ...protocol.errors import MCPError
 from ..apps import for_apps, for_model, resource_uri
+from ..audit import AuditLog, start_audit
 from ..connections import Fleet
 from ..link import ServerLink
 from ..supervision import describe
@@ -35,6 +37,9 @@ class Inspector:
     def __init__(self, hub: EventHub, keep: int = 400) -> None:
         self.hub = hub
         self.fleet: Fleet | None = None
+        #: The host's audit trail: tool calls made here are recorded as the user's own.
+        self.audit: AuditLog | None = None
+        self._calls = itertools.count(1)
         self.wire: dict[str, deque[dict[str, Any]]] = {}
         self._keep = keep
         self._listens: dict[str, asyncio.Task[None]] = {}
@@ -102,13 +107,26 @@ class Inspector:
             raise InspectError(f"the inspector does not send {method}")
         link = self.link(server)
         assert link.client is not None
+        audit = None
+        if method == "tools/call":
+            name, arguments = str(params.get("name")), params.get("arguments") or {}
+            call_id = f"inspector-{next(self._calls)}"
+            audit = start_audit(self.audit, "inspector", server, name, call_id, arguments)
+            audit.decided("allow", "user")
         try:
-            return await link.client.request(method, params, use_cache=False)
+            result = await link.client.request(method, params, use_cache=False)
         except MCPError as exc:
+            if audit is not None:
+                audit.finished("error", describe(exc))
             raise InspectError(describe(exc)) from None
         except ClientError as exc:
             link.report(exc)
+            if audit is not None:
+                audit.finished("error", describe(exc))
             raise InspectError(describe(exc)) from None
+        if audit is not None:
+            audit.finished("tool-error" if result.get("isError") else "ok")
+        return result
 
     # -- subscriptions/listen ------------------------------------------------------------
     def listen(self, server: str, wanted: dict[str, Any]) -> str:

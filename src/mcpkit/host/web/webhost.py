@@ -131,6 +131,7 @@ class WebHost:
         self.agent = self.host.agent(system=self.system, name=self.agent_name)
         self.apps.bind(self.host.fleet, self.agent)
         self.inspector.fleet = self.host.fleet
+        self.inspector.audit = self.host.audit
         self.ui.on_status = self.status
         self.status()
         config = uvicorn.Config(

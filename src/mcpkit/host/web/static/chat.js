@@ -2,7 +2,7 @@
 // progress, an app when the tool has one), the host's questions (consent, a server's form or
 // link), and the side panel (servers from supervision, changed tool definitions, the audit).
 import { AppView } from "./apps.js";
-import { api, h, json, urlBox } from "./dom.js";
+import { api, fill, h, json, urlBox } from "./dom.js";
 import { schemaForm } from "./forms.js";
 
 const messages = document.getElementById("messages");
@@ -172,7 +172,7 @@ function answered(ev) {
 // -- side panel ----------------------------------------------------------------------
 export function renderStatus(servers, pins) {
   const box = document.getElementById("servers");
-  box.replaceChildren(...servers.map((s) => h("div", { class: "srv", dataset: { server: s.name } },
+  fill(box, ...servers.map((s) => h("div", { class: "srv", dataset: { server: s.name } },
     h("span", { class: "sname" }, s.name, " ", h("span", { class: "muted small" }, `${s.transport}${s.trusted ? " · trusted" : ""}`)),
     h("span", { class: `badge ${s.state}`, dataset: { role: "state" } }, s.state),
     h("span", { class: "sdetail" },
@@ -181,8 +181,8 @@ export function renderStatus(servers, pins) {
       s.retry_in != null && !(s.state === "ready" || s.state === "degraded") ? ` (next attempt in ${s.retry_in.toFixed(1)} s) ` : " ",
       s.state === "down" ? h("button", { class: "small", onclick: () => api.post(`/api/servers/${encodeURIComponent(s.name)}/reconnect`) }, "reconnect now") : null))));
   const pinBox = document.getElementById("pins");
-  if (!pins.length) { pinBox.replaceChildren(h("p", { class: "muted" }, "No changed definitions waiting.")); return; }
-  pinBox.replaceChildren(...pins.map((p) => {
+  if (!pins.length) { fill(pinBox, h("p", { class: "muted" }, "No changed definitions waiting.")); return; }
+  fill(pinBox, ...pins.map((p) => {
     const error = h("div", { class: "form-error" });
     return h("div", { class: "pin", dataset: { pin: `${p.server}/${p.tool}` } },
       h("div", {}, h("b", {}, `${p.server} › ${p.tool}`), " changed since it was pinned; withheld until you approve."),
@@ -196,7 +196,7 @@ export function renderStatus(servers, pins) {
 
 export function auditRow(r) {
   const time = (r.time || "").replace(/^.*T/, "").replace(/\.\d+Z$/, "");
-  const row = h("tr", {}, [time, r.server, r.tool, r.decision, r.by, r.outcome, r.duration_ms]
+  const row = h("tr", {}, [time, r.agent, r.server, r.tool, r.decision, r.by, r.outcome, r.duration_ms]
     .map((v) => h("td", {}, v ?? "")));
   if (r.error) row.title = r.error;
   document.querySelector("#audit tbody").prepend(row);

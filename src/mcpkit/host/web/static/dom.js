@@ -19,6 +19,11 @@ export function h(tag, attrs = {}, ...children) {
   return el;
 }
 
+/** Replace an element's children, leaving out null, undefined and false. */
+export function fill(el, ...children) {
+  el.replaceChildren(...children.flat().filter((c) => c !== null && c !== undefined && c !== false));
+}
+
 export function json(value) {
   return JSON.stringify(value, null, 2);
 }

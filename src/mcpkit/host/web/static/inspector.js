@@ -1,7 +1,7 @@
 // The inspector: browse a server's tools, resources, templates and prompts; call a tool from a
 // form generated from its inputSchema; read a resource; run a prompt; follow
 // `subscriptions/listen` live; and see the raw JSON-RPC of every exchange.
-import { api, h, json } from "./dom.js";
+import { api, fill, h, json } from "./dom.js";
 import { schemaForm } from "./forms.js";
 
 const state = { server: null, sub: "tools", data: null, current: null, listens: new Map() };
@@ -12,7 +12,7 @@ let forms = 0;
 
 export function servers(list) {
   const nav = document.getElementById("inspect-servers");
-  nav.replaceChildren(h("h2", {}, "Servers"), ...list.map((s) => h("button", {
+  fill(nav, h("h2", {}, "Servers"), ...list.map((s) => h("button", {
     "aria-current": s.name === state.server ? "true" : "false",
     dataset: { server: s.name },
     onclick: () => select(s.name),
@@ -23,13 +23,13 @@ async function select(name) {
   state.server = name;
   state.current = null;
   for (const b of document.querySelectorAll("#inspect-servers button")) b.setAttribute("aria-current", b.dataset.server === name ? "true" : "false");
-  listEl.replaceChildren(h("p", { class: "muted" }, "Loading…"));
-  detailEl.replaceChildren();
+  fill(listEl, h("p", { class: "muted" }, "Loading…"));
+  fill(detailEl);
   try {
     state.data = await api.get(`/api/inspect/${encodeURIComponent(name)}`);
   } catch (err) {
     state.data = null;
-    listEl.replaceChildren(h("p", { class: "form-error" }, err.message));
+    fill(listEl, h("p", { class: "form-error" }, err.message));
     return;
   }
   render();
@@ -56,7 +56,7 @@ function render() {
   const error = data.errors?.[state.sub];
   const label = { tools: (t) => t.name, resources: (r) => r.name || r.uri, templates: (t) => t.name || t.uriTemplate, prompts: (p) => p.name }[state.sub];
   const sub = { tools: (t) => t.title || "", resources: (r) => r.uri, templates: (t) => t.uriTemplate, prompts: (p) => p.description || "" }[state.sub];
-  listEl.replaceChildren(
+  fill(listEl,
     error ? h("p", { class: "form-error" }, error) : null,
     items.length ? null : h("p", { class: "muted" }, `No ${state.sub}.`),
     ...items.map((item, i) => h("button", {
@@ -66,9 +66,9 @@ function render() {
     }, h("span", {}, label(item), " ", ...(state.sub === "tools" ? toolBadges(item) : [])), h("span", { class: "sub" }, sub(item)))));
   if (state.current !== null && items[state.current]) {
     const item = items[state.current];
-    detailEl.replaceChildren(...{ tools: toolDetail, resources: resourceDetail, templates: templateDetail, prompts: promptDetail }[state.sub](item));
+    fill(detailEl, ...{ tools: toolDetail, resources: resourceDetail, templates: templateDetail, prompts: promptDetail }[state.sub](item));
   } else {
-    detailEl.replaceChildren(h("p", { class: "muted" }, "Pick an item."));
+    fill(detailEl, h("p", { class: "muted" }, "Pick an item."));
   }
 }
 
@@ -82,10 +82,10 @@ function toolBadges(tool) {
 }
 
 async function send(method, params, out, match) {
-  out.replaceChildren(h("p", { class: "muted" }, "Waiting for the server…"));
+  fill(out, h("p", { class: "muted" }, "Waiting for the server…"));
   const answer = await api.post(`/api/inspect/${encodeURIComponent(state.server)}/request`, { method, params }).catch((err) => ({ error: err.message }));
   const exchange = findExchange(state.server, method, match);
-  out.replaceChildren(
+  fill(out,
     answer.error ? h("p", { class: "form-error", dataset: { role: "error" } }, answer.error) : h("div", { dataset: { role: "result" } }, h("h3", {}, "Result"), h("pre", {}, json(answer.result))),
     exchange ? h("details", { dataset: { role: "jsonrpc" } }, h("summary", {}, "JSON-RPC exchange"), h("pre", {}, json(exchange))) : null);
 }
@@ -185,14 +185,14 @@ function renderListen() {
   const boxes = ["tools", "prompts", "resources"].map((k) => h("label", {}, h("input", { type: "checkbox", name: k, checked: k === "tools" }), ` ${k} list changes`));
   const uris = h("textarea", { rows: 2, placeholder: "resource URIs to follow, one per line" });
   const error = h("div", { class: "form-error" });
-  listEl.replaceChildren(h("h3", {}, "subscriptions/listen"), ...boxes, uris,
+  fill(listEl, h("h3", {}, "subscriptions/listen"), ...boxes, uris,
     h("button", { class: "primary", dataset: { role: "listen" }, onclick: async () => {
       const wanted = Object.fromEntries(boxes.map((b) => [b.querySelector("input").name, b.querySelector("input").checked]));
       wanted.uris = uris.value.split("\n").map((s) => s.trim()).filter(Boolean);
       try { await api.post(`/api/inspect/${encodeURIComponent(state.server)}/listen`, wanted); error.textContent = ""; }
       catch (err) { error.textContent = err.message; }
     } }, "Start listening"), error);
-  detailEl.replaceChildren(...[...state.listens.values()].filter((l) => l.server === state.server).map((l) => l.el));
+  fill(detailEl, ...[...state.listens.values()].filter((l) => l.server === state.server).map((l) => l.el));
   if (!detailEl.children.length) detailEl.append(h("p", { class: "muted" }, "No streams yet."));
 }
 
@@ -224,8 +224,8 @@ function entryEl(e) {
 
 function renderWire() {
   const log = wire.get(state.server) || [];
-  listEl.replaceChildren(h("p", { class: "muted small" }, `Every JSON-RPC message to and from ${state.server} (agent, apps and inspector), newest first.`));
-  detailEl.replaceChildren(...log.slice().reverse().slice(0, 300).map(entryEl));
+  fill(listEl, h("p", { class: "muted small" }, `Every JSON-RPC message to and from ${state.server} (agent, apps and inspector), newest first.`));
+  fill(detailEl, ...log.slice().reverse().slice(0, 300).map(entryEl));
 }
 
 export function rpcEvent(ev) {
