@@ -61,6 +61,9 @@ async def start_http_server(script: str, port: int) -> asyncio.subprocess.Proces
             if proc.returncode is not None:
                 break
             await asyncio.sleep(0.05)
+    if proc.returncode is None:
+        proc.terminate()
+        await proc.wait()
     raise RuntimeError(f"{script} did not start on port {port}")
 
 
@@ -108,16 +111,19 @@ async def http_servers() -> AsyncIterator[dict[str, str]]:
     expand (and works from the repository root, where the configs' paths start)."""
     ports = {"WAREHOUSE_PORT": free_port(), "RETURNS_PORT": free_port()}
     env = {**os.environ, "PYTHON": sys.executable, **{k: str(v) for k, v in ports.items()}}
-    procs = [
-        await start_http_server("warehouse_server.py", ports["WAREHOUSE_PORT"]),
-        await start_http_server("returns_server.py", ports["RETURNS_PORT"]),
-    ]
-    os.chdir(ROOT)
+    procs: list[asyncio.subprocess.Process] = []
     try:
+        for script, port in (
+            ("warehouse_server.py", "WAREHOUSE_PORT"),
+            ("returns_server.py", "RETURNS_PORT"),
+        ):
+            procs.append(await start_http_server(script, ports[port]))
+        os.chdir(ROOT)
         yield env
     finally:
         for proc in procs:
-            proc.terminate()
+            with contextlib.suppress(ProcessLookupError):  # Ctrl-C reached it already
+                proc.terminate()
         await asyncio.gather(*(p.wait() for p in procs))
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import sys
 from pathlib import Path
@@ -50,4 +51,5 @@ async def main(port: int) -> None:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--port", type=int, default=8765, help="UI port (0: any free port)")
-    asyncio.run(main(parser.parse_args().port))
+    with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C: the servers are stopped on the way out
+        asyncio.run(main(parser.parse_args().port))
