@@ -262,6 +262,11 @@ async def test_official_app_class(tmp_path: Path) -> None:
                 await dialog.get_by_role("button", name="Open").click()
             await opened.value  # a new tab, without a handle on this page (noopener)
             await expect(counter.locator("#out")).to_have_text("link opened", timeout=WAIT)
+            # ui/message goes into the message box: the user decides whether to send it.
+            await counter.locator("#msg").click()
+            await expect(counter.locator("#out")).to_have_text("message suggested", timeout=WAIT)
+            await expect(page.locator("#prompt")).to_have_value("Reset the counter, please.")
+            assert len(api.requests) == 2  # nothing went to the model
             assert not page.errors  # type: ignore[attr-defined]
 
         names = tool_names("anthropic", api.requests[0])

@@ -35,6 +35,7 @@ HTML = """<!DOCTYPE html>
 <button id="model">Call model_only</button>
 <button id="other">Call get_stock</button>
 <button id="link">Open docs</button>
+<button id="msg">Suggest a message</button>
 <p id="out" role="status"></p>
 <script type="module">
 import { App } from "ORIGIN/app-with-deps.js";
@@ -57,6 +58,10 @@ $("other").onclick = () => attempt("get_stock");
 $("link").onclick = async () => {
   try { await app.openLink({ url: "https://example.com/counter-docs" }); $("out").textContent = "link opened"; }
   catch (err) { $("out").textContent = `link refused: ${err.message}`; }
+};
+$("msg").onclick = async () => {
+  await app.sendMessage({ role: "user", content: [{ type: "text", text: "Reset the counter, please." }] });
+  $("out").textContent = "message suggested";
 };
 await app.connect();
 $("out").textContent = `connected to ${app.getHostVersion().name}`;
