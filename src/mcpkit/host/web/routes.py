@@ -5,6 +5,7 @@ cookie), its static files, and the JSON API the page calls, every request checke
 from __future__ import annotations
 
 import html
+import logging
 import re
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
@@ -30,6 +31,7 @@ from .security import CSRF_HEADER, page_headers
 if TYPE_CHECKING:
     from .webhost import WebHost
 
+log = logging.getLogger("mcpkit.host")
 Handler = Callable[[Request, dict[str, str]], Awaitable[Any]]
 _NO_TOKEN = (
     "This page needs its access token: open the address that `mcpkit ui` printed "
@@ -98,6 +100,10 @@ class UIApp:
                     value = await handler(request, match.groupdict())
                 except HTTPError as exc:
                     await respond_json(send, {"error": exc.message}, exc.status)
+                    return
+                except Exception as exc:  # one line for the page; the details to the log
+                    log.exception("web UI: %s %s failed", request.method, path)
+                    await respond_json(send, {"error": f"the host failed: {describe(exc)}"}, 500)
                     return
                 await respond_json(send, value)
                 return
