@@ -34,7 +34,7 @@ CHROMIUM_ARGS = [
     "--no-first-run",
 ]
 EXT_APPS = "@modelcontextprotocol/ext-apps@2.0.4"
-NPM_CACHE = ROOT / "build" / "npm"
+NPM_CACHE = ROOT / ".cache" / "npm"
 APP_BUNDLE = NPM_CACHE / "node_modules/@modelcontextprotocol/ext-apps/dist/src/app-with-deps.js"
 
 
@@ -84,7 +84,7 @@ async def browser_page(**context: Any) -> AsyncIterator[Any]:
 
 def ext_apps_bundle() -> Path:
     """The official `App` class (ext-apps' self-contained ES module), installed from npm into
-    build/npm the first time (the registry is the one thing fetched at test time)."""
+    .cache/npm the first time (the registry is the one thing fetched at test time)."""
     if APP_BUNDLE.exists():
         return APP_BUNDLE
     npm = shutil.which("npm")

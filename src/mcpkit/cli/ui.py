@@ -7,7 +7,19 @@ from typing import Annotated
 
 import typer
 
-from .host import AgentOpt, AuditOpt, ConfigOpt, ModelOpt, ServersOpt, SystemOpt, _agent_spec, _load
+from .errors import CLIError
+from .host import (
+    AgentOpt,
+    AuditOpt,
+    ConfigOpt,
+    ModelOpt,
+    ServersOpt,
+    SystemOpt,
+    _agent_spec,
+    _check_servers,
+    _load,
+    _model,
+)
 
 
 def ui(
@@ -30,18 +42,15 @@ def ui(
     import asyncio
     from dataclasses import replace
 
-    from ..host import make_model
     from .runtime import host_settings
 
     cfg = _load(config)
     chosen, agent_system = _agent_spec(cfg, agent, servers)
+    _check_servers(cfg, chosen)
     settings = host_settings(config, cfg)
     if audit is not None:
         settings = replace(settings, audit=audit)
-    try:
-        llm = make_model(model)
-    except (ValueError, ImportError) as exc:
-        raise typer.BadParameter(str(exc)) from None
+    llm = _model(model)
 
     async def work() -> None:
         from ..host.web import WebHost
@@ -58,7 +67,9 @@ def ui(
                 port=port,
             )
         except OSError as exc:
-            raise typer.BadParameter(f"cannot listen on {host}:{port}: {exc.strerror}") from None
+            raise CLIError(
+                f"cannot listen on {host}:{port}: {exc.strerror} (pick another --port, or 0)"
+            ) from None
         async with web:
             typer.echo(f"mcpkit ui: open {web.url}")
             typer.echo(f"  model {llm.name}; server logs: {settings.log}; Ctrl-C to stop")

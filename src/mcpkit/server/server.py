@@ -467,19 +467,23 @@ class Server:
 
         `host`, `port` and the limits default to `MCPKIT_*` settings (`server.settings`), then
         127.0.0.1:8000. `auth=`: a `BearerAuth` on HTTP; an `EnvironmentAuth` on stdio
-        (credentials from the environment, BASE-31)."""
-        if transport == "stdio":
-            from ..transports.stdio import run_stdio
-            from .settings import Settings
+        (credentials from the environment, BASE-31). Ctrl-C stops it quietly with exit
+        status 130."""
+        try:
+            if transport == "stdio":
+                from ..transports.stdio import run_stdio
+                from .settings import Settings
 
-            Settings.from_env().configure_logging()
-            run_stdio(self, auth=options.get("auth"))
-        elif transport in ("http", "streamable-http"):
-            from ..transports.http import serve_http
+                Settings.from_env().configure_logging()
+                run_stdio(self, auth=options.get("auth"))
+            elif transport in ("http", "streamable-http"):
+                from ..transports.http import serve_http
 
-            serve_http(self, host=host, port=port, **options)
-        else:
-            raise ValueError(f"unknown transport {transport!r}: use 'stdio' or 'http'")
+                serve_http(self, host=host, port=port, **options)
+            else:
+                raise ValueError(f"unknown transport {transport!r}: use 'stdio' or 'http'")
+        except KeyboardInterrupt:
+            raise SystemExit(130) from None
 
     def __repr__(self) -> str:
         return f"Server({self.info.name!r}, version={self.info.version!r})"
