@@ -276,8 +276,9 @@ async def test_official_app_class(tmp_path: Path) -> None:
 
 async def test_forms_for_every_field_type_and_url_elicitation(tmp_path: Path) -> None:
     """A server's form with every field type elicitation allows: bad values are refused in the
-    page, field by field; good ones reach the server with their JSON types. A URL-mode request
-    opens its page in a new tab only when the user says so."""
+    page, field by field; good ones reach the server with their JSON types. A call's progress
+    shows as a bar. A URL-mode request opens its page in a new tab only when the user says so.
+    The inspector reads a resource and a template and runs a prompt."""
     from playwright.async_api import expect
 
     need_browser()
@@ -288,6 +289,8 @@ async def test_forms_for_every_field_type_and_url_elicitation(tmp_path: Path) ->
         "anthropic",
         [("counter__survey", {})],
         "Thanks.",
+        [("counter__two_steps", {})],
+        "Done.",
         [("counter__sign_in", {})],
         "Signed in.",
     )
@@ -363,6 +366,20 @@ async def test_forms_for_every_field_type_and_url_elicitation(tmp_path: Path) ->
             "extras": ["y"],
         }
 
+        # Progress: the card's bar shows the server's report while the call waits for the user.
+        await page.fill("#prompt", "Two steps.")
+        await page.click("#send")
+        bar = page.locator('.card[data-call="toolu_2_0"] progress')
+        await expect(bar).to_have_attribute("value", "1", timeout=WAIT)
+        await expect(bar).to_have_attribute("max", "2")
+        await expect(page.locator('.card[data-call="toolu_2_0"] .progress')).to_contain_text(
+            "first half done"
+        )
+        go = page.locator('.question[data-type="elicit"]', has_text="second half")
+        await go.get_by_role("button", name="Send").click()
+        result = page.locator('.card[data-call="toolu_2_0"] [data-role="result"]')
+        await expect(result).to_have_text("finished", timeout=WAIT)
+
         # URL mode: the full address with its domain marked; opened only on the user's click.
         await page.fill("#prompt", "Sign me in.")
         await page.click("#send")
@@ -372,7 +389,7 @@ async def test_forms_for_every_field_type_and_url_elicitation(tmp_path: Path) ->
         assert len(page.context.pages) == 1
         async with page.context.expect_page():
             await ask.get_by_role("button", name="Open the page").click()
-        result = page.locator('.card[data-call="toolu_2_0"] [data-role="result"]')
+        result = page.locator('.card[data-call="toolu_4_0"] [data-role="result"]')
         await expect(result).to_have_text("accept", timeout=WAIT)
 
         # The inspector reads a resource and a template, and runs a prompt, on this server.

@@ -139,6 +139,18 @@ async def survey(ctx: Context) -> str:
 
 
 @server.tool()
+async def two_steps(ctx: Context) -> str:
+    """Report half the work done, then wait for the user's go-ahead (a form) to finish."""
+    await ctx.report_progress(1, 2, "first half done")
+    answer = await ctx.elicit(
+        "Go on with the second half?",
+        {"type": "object", "properties": {"go": {"type": "boolean", "title": "Go on"}}},
+    )
+    await ctx.report_progress(2, 2, "second half done")
+    return "finished" if answer.accepted else "stopped"
+
+
+@server.tool()
 async def sign_in(ctx: Context) -> str:
     """Ask the user to open a sign-in page (URL mode)."""
     answer = await ctx.elicit_url("Sign in to Counter Cloud.", "https://counter.example/login")
