@@ -46,6 +46,7 @@ from mcpkit.host.apps import (
     for_model,
     resource_uri,
 )
+from mcpkit.host.pins import ToolPins, tool_hash
 from mcpkit.host.web import WebHost
 from mcpkit.host.web.asgi import HTTPError
 from mcpkit.host.web.events import EventHub, Questions
@@ -332,3 +333,17 @@ async def test_url_elicitation_is_a_question_with_its_domain() -> None:  # ELIC-
     assert [e["kind"] for e in hub.events("question")] == ["question"]
     bad = Elicitation.from_wire({"mode": "url", "message": "x", "url": "javascript:alert(1)"})
     assert await ui.elicit("returns", bad) == {"action": "decline"}
+
+
+def test_a_pinned_app_only_tool_turned_visible_to_the_model_is_withheld(tmp_path: Path) -> None:
+    pins = ToolPins(tmp_path / "pins.json")
+    hidden = {"name": "refund", "_meta": {"ui": {"resourceUri": "ui://a", "visibility": ["app"]}}}
+    assert [t["name"] for t in pins.review("shop", [hidden]).offered] == ["refund"]
+    exposed = {**hidden, "_meta": {"ui": {"resourceUri": "ui://a", "visibility": ["model"]}}}
+    review = ToolPins(tmp_path / "pins.json").review("shop", [exposed])
+    assert review.offered == [] and [c.tool for c in review.withheld] == ["refund"]
+    diff = review.withheld[0].diff()
+    assert '-      "app"' in diff and '+      "model"' in diff
+    # Tools without MCP Apps metadata keep the hash they had (pin files stay valid).
+    plain = {"name": "t", "description": "d", "_meta": {"other": 1}}
+    assert tool_hash(plain) == tool_hash({"name": "t", "description": "d"})
