@@ -50,6 +50,20 @@ async def northwind() -> AsyncIterator[dict[str, str]]:
         yield env
 
 
+async def open_ui(page: Any, web: Any) -> None:
+    """Open the address `mcpkit ui` prints (with its token) and wait for the page to start."""
+    from playwright.async_api import expect
+
+    await page.goto(web.url)
+    await expect(page.locator("body")).to_have_attribute("data-ready", "true", timeout=WAIT)
+
+
+async def say(page: Any, text: str) -> None:
+    """Send the agent a message, as the user types it."""
+    await page.fill("#prompt", text)
+    await page.click("#send")
+
+
 def app_frame(page: Any, call: str) -> Any:
     """The app document inside the card of `call` (the sandbox proxy's inner frame)."""
     return page.frame_locator(f'.card[data-call="{call}"] iframe.app-frame').frame_locator("iframe")
@@ -91,16 +105,14 @@ async def test_northwind_in_the_browser(northwind: dict[str, str], tmp_path: Pat
         api_refused = await page.request.get(base + "api/state")
         assert api_refused.status == 401
 
-        await page.goto(web.url)
-        await expect(page.locator("body")).to_have_attribute("data-ready", "true", timeout=WAIT)
+        await open_ui(page, web)
         assert "token=" not in page.url  # dropped from the address bar and history
         # A request carrying the cookie but not the page's CSRF token is refused.
         no_csrf = await page.evaluate("fetch('/api/state').then(r => r.status)")
         assert no_csrf == 403
 
         # Turn 1: track_parcel runs (allowed by the config) and its MCP App renders.
-        await page.fill("#prompt", "Where is NW-1042?")
-        await page.click("#send")
+        await say(page, "Where is NW-1042?")
         card = page.locator('.card[data-call="toolu_0_0"]')
         await expect(card.locator('[data-role="result"]')).to_contain_text(
             "in transit", timeout=WAIT
@@ -158,8 +170,7 @@ async def test_northwind_in_the_browser(northwind: dict[str, str], tmp_path: Pat
         await page.click('.tabs button[data-tab="chat"]')
 
         # Turn 2: two consent dialogs, then the returns server's form.
-        await page.fill("#prompt", "Return ORD-7 and reserve a new kettle.")
-        await page.click("#send")
+        await say(page, "Return ORD-7 and reserve a new kettle.")
         ask_return = page.locator('.question[data-type="consent"]', has_text="create_return")
         await ask_return.get_by_role("button", name="Allow once").click()
         form = page.locator('.question[data-type="elicit"]')
@@ -229,10 +240,8 @@ async def test_official_app_class(tmp_path: Path) -> None:
             web_for(cfg, api, tmp_path) as web,
             browser_page() as page,
         ):
-            await page.goto(web.url)
-            await expect(page.locator("body")).to_have_attribute("data-ready", "true", timeout=WAIT)
-            await page.fill("#prompt", "Show the counter.")
-            await page.click("#send")
+            await open_ui(page, web)
+            await say(page, "Show the counter.")
             counter = app_frame(page, "toolu_0_0")
             await expect(counter.locator("#out")).to_have_text("connected to mcpkit", timeout=WAIT)
             await expect(counter.locator("#input")).to_have_text('{"label":"clicks"}')
@@ -301,10 +310,8 @@ async def test_forms_for_every_field_type_and_url_elicitation(tmp_path: Path) ->
         web_for(cfg, api, tmp_path) as web,
         browser_page() as page,
     ):
-        await page.goto(web.url)
-        await expect(page.locator("body")).to_have_attribute("data-ready", "true", timeout=WAIT)
-        await page.fill("#prompt", "Survey me.")
-        await page.click("#send")
+        await open_ui(page, web)
+        await say(page, "Survey me.")
         form = page.locator('.question[data-type="elicit"]')
         await expect(form).to_contain_text("Tell us about you.", timeout=WAIT)
         # Defaults are pre-filled (ELIC-13).
@@ -369,8 +376,7 @@ async def test_forms_for_every_field_type_and_url_elicitation(tmp_path: Path) ->
         }
 
         # Progress: the card's bar shows the server's report while the call waits for the user.
-        await page.fill("#prompt", "Two steps.")
-        await page.click("#send")
+        await say(page, "Two steps.")
         bar = page.locator('.card[data-call="toolu_2_0"] progress')
         await expect(bar).to_have_attribute("value", "1", timeout=WAIT)
         await expect(bar).to_have_attribute("max", "2")
@@ -383,8 +389,7 @@ async def test_forms_for_every_field_type_and_url_elicitation(tmp_path: Path) ->
         await expect(result).to_have_text("finished", timeout=WAIT)
 
         # URL mode: the full address with its domain marked; opened only on the user's click.
-        await page.fill("#prompt", "Sign me in.")
-        await page.click("#send")
+        await say(page, "Sign me in.")
         ask = page.locator('.question[data-type="url"]')
         await expect(ask.locator(".domain")).to_have_text("counter.example", timeout=WAIT)
         await expect(ask).to_contain_text("https://counter.example/login")
@@ -436,15 +441,13 @@ async def test_side_panel_shows_supervision_and_approves_a_changed_tool(tmp_path
         web_for(cfg, api, tmp_path, servers=["shipping"]) as web,
         browser_page() as page,
     ):
-        await page.goto(web.url)
-        await expect(page.locator("body")).to_have_attribute("data-ready", "true", timeout=WAIT)
+        await open_ui(page, web)
         server = page.locator('.srv[data-server="shipping"]')
         await expect(server.locator('[data-role="state"]')).to_have_text("ready", timeout=WAIT)
         await expect(server).to_contain_text("1 withheld")
         pin = page.locator('.pin[data-pin="shipping/track_parcel"]')
         await expect(pin).to_contain_text("+description:")  # the diff, pinned → now
-        await page.fill("#prompt", "Hi")
-        await page.click("#send")
+        await say(page, "Hi")
         await expect(page.locator(".msg.assistant")).to_have_text("Hello.", timeout=WAIT)
 
         await pin.get_by_role("button", name="Approve the new definition").click()
@@ -459,8 +462,7 @@ async def test_side_panel_shows_supervision_and_approves_a_changed_tool(tmp_path
             1, timeout=WAIT
         )
         await expect(server.locator('[data-role="state"]')).to_have_text("ready")
-        await page.fill("#prompt", "Hi again")
-        await page.click("#send")
+        await say(page, "Hi again")
         await expect(page.locator(".msg.assistant").last).to_have_text("Hello again.", timeout=WAIT)
         assert not page.errors  # type: ignore[attr-defined]
 

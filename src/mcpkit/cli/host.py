@@ -97,6 +97,24 @@ def _agent_spec(
     return servers or spec.get("servers"), spec.get("system")
 
 
+def _prepare(
+    config: Path | None, agent: str | None, servers: list[str] | None, audit: Path | None
+) -> tuple[Any, list[str] | None, str | None, Any]:
+    """What `host` and `ui` start from: the config, the servers and system prompt of the
+    agent, and the host settings (with `--audit`)."""
+    from dataclasses import replace
+
+    from .runtime import host_settings
+
+    cfg = _load(config)
+    chosen, agent_system = _agent_spec(cfg, agent, servers)
+    _check_servers(cfg, chosen)
+    settings = host_settings(config, cfg)
+    if audit is not None:
+        settings = replace(settings, audit=audit)
+    return cfg, chosen, agent_system, settings
+
+
 def _check_servers(config: Any, servers: list[str] | None) -> None:
     names = list(config.servers)
     for name in servers or []:
@@ -192,7 +210,6 @@ def host(
     """Chat with an agent that uses the configured MCP servers, asking before risky calls."""
     import asyncio
     import sys
-    from dataclasses import replace
 
     from rich.console import Console
     from rich.prompt import Confirm, Prompt
@@ -202,16 +219,11 @@ def host(
     from ..host.terminal import TerminalUI
     from ..protocol.meta import LOG_LEVELS
     from .output import print_error
-    from .runtime import host_settings, print_servers, review_pins
+    from .runtime import print_servers, review_pins
 
     if log_level is not None and log_level not in LOG_LEVELS:
         raise CLIError(f"--log-level {log_level!r}: use one of {', '.join(LOG_LEVELS)}")
-    cfg = _load(config)
-    chosen, agent_system = _agent_spec(cfg, agent, servers)
-    _check_servers(cfg, chosen)
-    settings = host_settings(config, cfg)
-    if audit is not None:
-        settings = replace(settings, audit=audit)
+    cfg, chosen, agent_system, settings = _prepare(config, agent, servers, audit)
     interactive = not non_interactive and sys.stdin.isatty()
     llm = _Waiting(_model(model))
     console = Console()

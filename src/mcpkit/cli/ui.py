@@ -15,10 +15,8 @@ from .host import (
     ModelOpt,
     ServersOpt,
     SystemOpt,
-    _agent_spec,
-    _check_servers,
-    _load,
     _model,
+    _prepare,
 )
 
 
@@ -40,16 +38,8 @@ def ui(
     """Chat with an agent over the configured servers in your browser, inspect the servers,
     and use their MCP Apps."""
     import asyncio
-    from dataclasses import replace
 
-    from .runtime import host_settings
-
-    cfg = _load(config)
-    chosen, agent_system = _agent_spec(cfg, agent, servers)
-    _check_servers(cfg, chosen)
-    settings = host_settings(config, cfg)
-    if audit is not None:
-        settings = replace(settings, audit=audit)
+    cfg, chosen, agent_system, settings = _prepare(config, agent, servers, audit)
     llm = _model(model)
 
     async def work() -> None:
