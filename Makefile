@@ -28,7 +28,8 @@ test: lint typecheck unit
 demo: $(STAMP)
 	$(BIN)/python examples/northwind/demo.py
 
-# search_tools over 26 real tool catalogues and 134 labelled requests (about 2 minutes).
+# search_tools over 26 real tool catalogues and 134 labelled requests: each ranker, then the
+# host's default end to end (about 3 minutes; the dev extras bring the embedding model).
 eval-tools: $(STAMP)
 	$(BIN)/python eval/tool_search.py
 
