@@ -9,8 +9,8 @@ The rule for a group: an action verb of the CRUD kind that APIs of every field u
 standard abbreviation or spelling of a software noun. Nothing from the domain of one server
 (maps, time zones, memory graphs, browsers, processes): the embedding ranker (`embeddings`)
 covers meaning in general, and a list grown from one evaluation's misses would only fit that
-evaluation. An earlier, longer list was cut to this rule (see eval/README.md for what each
-setting measures).
+evaluation. An earlier, longer list was cut to this rule; `make eval-tools` prints BM25 with
+and without the groups.
 """
 
 from __future__ import annotations
