@@ -125,7 +125,13 @@ class RecordingUI:
         return [value for k, value in self.events if k == kind]
 
 
-Reply = Callable[[dict[str, Any]], dict[str, Any] | Awaitable[dict[str, Any]]]
+Reply = Callable[[dict[str, Any]], dict[str, Any] | web.Response | Awaitable[dict[str, Any]]]
+
+
+def api_error(status: int, message: str = "slow down") -> web.Response:
+    """An API error both SDKs parse, marked not to be retried (`x-should-retry: false`)."""
+    body = {"type": "error", "error": {"type": "api_error", "message": message}}
+    return web.json_response(body, status=status, headers={"x-should-retry": "false"})
 
 
 class FakeAPI:
@@ -138,6 +144,9 @@ class FakeAPI:
         self.requests: list[dict[str, Any]] = []
         self.runner: web.AppRunner | None = None
         self.url = ""
+        #: SDK clients made for this API (`make_model`), closed with it on their own loop: one
+        #: left to the GC runs its aclose() on a later test's loop, fails and logs there.
+        self.clients: list[Any] = []
 
     async def handle(self, request: web.Request) -> web.Response:
         body = await request.json()
@@ -145,7 +154,7 @@ class FakeAPI:
         reply = self.replies[len(self.requests) - 1](body)
         if inspect.isawaitable(reply):
             reply = await reply
-        return web.json_response(reply)
+        return reply if isinstance(reply, web.Response) else web.json_response(reply)
 
     async def __aenter__(self) -> FakeAPI:
         app = web.Application(client_max_size=64 * 1024 * 1024)  # results with images
@@ -159,6 +168,8 @@ class FakeAPI:
 
     async def __aexit__(self, *exc: Any) -> None:
         assert self.runner is not None
+        for client in self.clients:
+            await client.close()
         await self.runner.cleanup()
 
 
@@ -213,14 +224,16 @@ def make_model(provider: str, api: FakeAPI) -> Any:
 
         from mcpkit.host.models.anthropic import AnthropicModel
 
-        return AnthropicModel(
-            "fake", client=anthropic.AsyncAnthropic(api_key="test", base_url=api.url)
-        )
+        client: Any = anthropic.AsyncAnthropic(api_key="test", base_url=api.url)
+        api.clients.append(client)
+        return AnthropicModel("fake", client=client)
     import openai
 
     from mcpkit.host.models.openai import OpenAIModel
 
-    return OpenAIModel("fake", client=openai.AsyncOpenAI(api_key="test", base_url=api.url + "/v1"))
+    client = openai.AsyncOpenAI(api_key="test", base_url=api.url + "/v1")
+    api.clients.append(client)
+    return OpenAIModel("fake", client=client)
 
 
 def api_path(provider: str) -> str:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from .errors import CLIError
 from .lint_rules import RULES, Catalogue, Finding, check
 from .tokens import Counter, definition_text, get_counter
 
@@ -59,8 +60,6 @@ def lint(
     timeout: Annotated[float, typer.Option("--timeout", "-t", help="Seconds per request.")] = 30,
 ) -> None:
     """Check tool definitions against the guidance and Anthropic's and OpenAI's limits."""
-    from .main import _fail
-
     if rules:
         for r in RULES.values():
             typer.echo(f"{r.id}  {r.severity:<7}  {r.name}: {r.summary}. Fix: {r.fix}.")
@@ -68,7 +67,7 @@ def lint(
     try:
         counter = get_counter(tokenizer.value)
     except RuntimeError as exc:
-        _fail(str(exc))
+        raise CLIError(str(exc)) from None
     name, catalogue = _load(ctx, target, timeout)
     report = lint_catalogue(catalogue, counter)
     report["server"] = name
@@ -114,16 +113,12 @@ def _is_file(target: str) -> bool:
 
 
 def _load(ctx: typer.Context, target: str | None, timeout: float) -> tuple[str, Catalogue]:
-    from .main import _fail, _run, _session
+    from .client_commands import _run, _session
 
     if ctx.obj is None and target is not None and _is_file(target.strip()):
-        from .loader import find_server, load_module, split_spec
+        from .serve import load_server
 
-        path, obj = split_spec(target.strip())
-        try:
-            server = find_server(load_module(path), obj)
-        except (ImportError, OSError, LookupError, ValueError) as exc:
-            _fail(str(exc))
+        server = load_server(target.strip())
         return str(server.info.name), Catalogue(
             [t.definition for t in server.tools.values()],
             [p.definition for p in server.prompts.values()],

@@ -25,7 +25,9 @@ from ..protocol.errors import (
     MCPError,
 )
 from ..protocol.jsonrpc import JSONObject, Notification
+from ..protocol.meta import LOG_LEVEL_RANK
 from ..protocol.tasks import TASK_AUGMENTED_METHODS, TASKS_EXTENSION
+from ..protocol.versions import META_LOG_LEVEL
 from .cache import ResultCache
 from .connect import Era, era_cache_key, make_client_transport
 from .era import ERA_CACHE, probe_modern, server_info
@@ -82,11 +84,17 @@ class Client:
         probe_timeout: float = 5.0,
         auth: OAuth | None = None,
         tasks: bool = True,
+        log_level: str | None = None,
     ) -> None:
         """`auth`: an `mcpkit.auth.OAuth` for servers that answer 401 (HTTP only; a stdio
         server takes credentials from its environment, `env`, as the spec says: BASE-31).
         `tasks`: declare the tasks extension, so that servers may run long tool calls as tasks;
-        `call_tool` follows a task to its result either way it is answered."""
+        `call_tool` follows a task to its result either way it is answered.
+        `log_level` ("debug" ... "emergency"): ask for the server's log messages at or above it
+        on every request (`io.modelcontextprotocol/logLevel`, LOG-03/04; `logging/setLevel` on
+        a 2025-11-25 session); they reach `on_log`. None: modern servers send none."""
+        if log_level is not None and log_level not in LOG_LEVEL_RANK:
+            raise ValueError(f"log_level must be one of {', '.join(LOG_LEVEL_RANK)}")
         self.handlers = InputHandlers(elicitation, sampling, roots, url_elicitation=url_elicitation)
         self.cache = ResultCache() if cache else None
         self.notes = NotificationRouter(self.cache, on_log, on_notification)
@@ -109,6 +117,7 @@ class Client:
         self.session = ClientSession(
             self.transport, timeout=timeout, capabilities=capabilities, client_info=client_info
         )
+        self.session.log_level = log_level
         self.legacy: LegacySession | None = None
         self.info: ServerInfo | None = None
         self._headers_key = hashlib.sha256(
@@ -172,6 +181,10 @@ class Client:
         )
         self.info = await self.legacy.initialize(self.timeout)
         ERA_CACHE[self._era_key] = "legacy"
+        if self.session.log_level is not None and "logging" in self.info.capabilities:
+            await self.legacy.request(
+                "logging/setLevel", {"level": self.session.log_level}, timeout=self.timeout
+            )
         return self.info
 
     async def close(self) -> None:
@@ -188,9 +201,15 @@ class Client:
         timeout: float | EllipsisType | None = ...,
         progress: ProgressCallback | None = None,
         use_cache: bool = True,
+        log_level: str | None = None,
     ) -> JSONObject:
-        """Any request; fulfils input the server asks for; returns the final result object."""
+        """Any request; fulfils input the server asks for; returns the final result object.
+        `log_level` overrides the client's for this request."""
         body: JSONObject = dict(params or {})
+        if log_level is not None:
+            if log_level not in LOG_LEVEL_RANK:
+                raise ValueError(f"log_level must be one of {', '.join(LOG_LEVEL_RANK)}")
+            body["_meta"] = {**(body.get("_meta") or {}), META_LOG_LEVEL: log_level}
         cache = self.cache if use_cache else None
         if cache is not None:
             hit = cache.get(method, body, self._auth_key)
@@ -288,9 +307,12 @@ class Client:
         progress: ProgressCallback | None = None,
         meta: Mapping[str, Any] | None = None,
         headers: Mapping[str, str] | None = None,
+        log_level: str | None = None,
     ) -> CallResult:
         """`meta`: extra `_meta` keys of this call (keep to your own prefixes: BASE-43).
-        `headers`: extra HTTP headers of this call (Streamable HTTP only; not the MCP ones)."""
+        `headers`: extra HTTP headers of this call (Streamable HTTP only; not the MCP ones).
+        `log_level`: the server's log messages of this call at or above it reach `on_log`
+        (LOG-03/04); None uses the client's `log_level`."""
         mirrored = [h for h in headers or () if h.lower().startswith(_MCP_HEADERS)]
         if mirrored:
             raise ValueError(f"headers {mirrored} are set by the transport (TR-HDR-12)")
@@ -299,7 +321,7 @@ class Client:
             params["_meta"] = dict(meta)
         token = CALL_HEADERS.set({**CALL_HEADERS.get(), **headers}) if headers else None
         try:
-            return await self._call_tool(name, params, timeout, progress)
+            return await self._call_tool(name, params, timeout, progress, log_level)
         finally:
             if token is not None:
                 CALL_HEADERS.reset(token)
@@ -310,17 +332,28 @@ class Client:
         params: JSONObject,
         timeout: float | EllipsisType | None,
         progress: ProgressCallback | None,
+        log_level: str | None,
     ) -> CallResult:
         try:
             raw = await self.request(
-                "tools/call", params, timeout=timeout, progress=progress, use_cache=False
+                "tools/call",
+                params,
+                timeout=timeout,
+                progress=progress,
+                use_cache=False,
+                log_level=log_level,
             )
         except MCPError as exc:
             if exc.code != HEADER_MISMATCH or self.legacy is not None:
                 raise
             await self.list_tools()  # TR-XMH-12: the x-mcp-header set may have changed
             raw = await self.request(
-                "tools/call", params, timeout=timeout, progress=progress, use_cache=False
+                "tools/call",
+                params,
+                timeout=timeout,
+                progress=progress,
+                use_cache=False,
+                log_level=log_level,
             )
         result = CallResult.from_wire(raw)
         tool = self._tools.get(name)

@@ -73,6 +73,8 @@ class ServerLink:
         self._watchers: list[asyncio.Task[None]] = []
         self._clocks: set[Clock] = set()
         self._task: asyncio.Task[None] | None = None
+        #: Ask the server for its log messages at this level (shown through `ui.info`).
+        self.log_level: str | None = None
 
     @property
     def up(self) -> bool:
@@ -186,6 +188,11 @@ class ServerLink:
                     await self._wake.wait()
             self._wake.clear()
 
+    def _log(self, level: str, data: Any, logger: str | None) -> None:
+        text = data if isinstance(data, str) else repr(data)
+        source = f"{self.name}/{logger}" if logger else self.name
+        self.ui.info(f"{source} {level}: {text}")
+
     async def _open(self) -> None:
         sampling = (
             self._sample if self.policy.may_sample(self.name) and self.model is not None else None
@@ -197,6 +204,8 @@ class ServerLink:
             timeout=self.config.timeout,
             stderr="capture",
             auth=oauth_for(self.config),
+            log_level=self.log_level,
+            on_log=self._log if self.log_level is not None else None,
         )
         self.client = client
         await client.__aenter__()
