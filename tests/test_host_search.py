@@ -142,3 +142,26 @@ def test_auto_is_the_hybrid_with_the_extra() -> None:
     ranker.index(DOCS)
     assert ranker.search("How high above sea level is Denver?", 1)[0].key == "maps__elevation"
     assert ranker.search("git log", 1)[0].key == "git__git_log"
+
+
+async def test_search_tools_reports_a_ranker_that_cannot_run(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from mcpkit.host.catalog import ToolCatalog
+    from mcpkit.host.conversation import ToolCall, ToolSpec
+    from mcpkit.host.host_tools import HostTools
+    from mcpkit.host.results import ResultStore
+    from mcpkit.host.tokens import CharEstimate, SpecTokens
+
+    def missing() -> embeddings.MiniLM:
+        raise embeddings.EmbeddingUnavailable("embedding search needs onnxruntime: pip install")
+
+    monkeypatch.setattr(embeddings.MiniLM, "shared", missing)
+    catalog = ToolCatalog(ToolSettings(budget=1, ranker="hybrid"), SpecTokens(CharEstimate()))
+    specs = [ToolSpec(d.key, d.description, {"type": "object"}) for d in DOCS]
+    catalog.update(specs, {d.key: d for d in DOCS})
+    tools = HostTools(catalog, ResultStore(), None, None, 100)  # type: ignore[arg-type]
+    result = await tools.run(ToolCall("1", "search_tools", {"query": "elevation"}))
+    assert result.is_error and "search_tools cannot rank: embedding search needs" in str(
+        result.content
+    )

@@ -19,6 +19,7 @@ from ..protocol.errors import MCPError
 from .catalog import ToolCatalog
 from .consent import PendingCall
 from .conversation import ToolCall, ToolResult, ToolSpec
+from .embeddings import EmbeddingUnavailable
 from .resources import ResourceIndex
 from .results import ResultStore, fit
 
@@ -116,9 +117,12 @@ class HostTools:
         limit = args.get("limit")
         # In a thread: embedding a new catalogue takes seconds of CPU (once per process).
         async with self._search_lock:
-            found = await asyncio.to_thread(
-                self.catalog.search, query, limit if isinstance(limit, int) else None
-            )
+            try:
+                found = await asyncio.to_thread(
+                    self.catalog.search, query, limit if isinstance(limit, int) else None
+                )
+            except EmbeddingUnavailable as exc:  # "ranker": "hybrid" without the search extra
+                return _text(call, f"search_tools cannot rank: {exc}", error=True)
         if not found:
             return _text(call, f"No tool matches {query!r}; try other words.")
         lines = [
