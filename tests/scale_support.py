@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import shutil
 import signal
 import sys
@@ -43,6 +44,7 @@ class Redis:
         self.port = free_port()
         self.dir = tempfile.mkdtemp(prefix="mcpkit-redis-")
         self.proc: asyncio.subprocess.Process | None = None
+        self._reader: Any = None
 
     @property
     def url(self) -> str:
@@ -79,19 +81,20 @@ class Redis:
             await self.proc.wait()
 
     async def close(self) -> None:
+        if self._reader is not None:
+            await self._reader.aclose()
         if self.proc is not None:
             await stop(self.proc)
         shutil.rmtree(self.dir, ignore_errors=True)
 
     async def command_counts(self) -> dict[str, int]:
-        """`INFO commandstats`: calls per command name since start (or `CONFIG RESETSTAT`)."""
-        import redis.asyncio as aioredis
+        """`INFO commandstats`: calls per command name since Redis started. One connection
+        for every reading, so that reading adds nothing but its INFO."""
+        if self._reader is None:
+            import redis.asyncio as aioredis
 
-        client: Any = aioredis.from_url(self.url)
-        try:
-            stats = await client.info("commandstats")
-        finally:
-            await client.aclose()
+            self._reader = aioredis.from_url(self.url)
+        stats = await self._reader.info("commandstats")
         return {name.removeprefix("cmdstat_"): int(v["calls"]) for name, v in stats.items()}
 
 
@@ -112,7 +115,9 @@ class Instance:
         return f"http://127.0.0.1:{self.port}"
 
     async def start(self) -> None:
-        for _attempt in range(3):  # a port picked free can be taken before the server binds it
+        """Start it; again on the same port after a stop (a proxy knows it by its port)."""
+        first = self.proc is None
+        for _attempt in range(3 if first else 1):
             stderr = os.open(self.log, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
             try:
                 self.proc = await asyncio.create_subprocess_exec(
@@ -129,10 +134,10 @@ class Instance:
             try:
                 await wait_port(self.port, self.proc)
                 return
-            except RuntimeError:
+            except RuntimeError:  # a port picked free was taken before the server bound it
                 await stop(self.proc, signal.SIGKILL)
                 self.port = free_port()
-        raise RuntimeError(f"instance {self.name} did not start")
+        raise RuntimeError(f"instance {self.name} did not start on port {self.port}")
 
     async def stop(self, sig: int = signal.SIGTERM) -> int:
         assert self.proc is not None
@@ -172,3 +177,60 @@ class Connection:
 
     def close(self) -> None:
         self.writer.close()
+
+
+NGINX_RECIPE = ROOT / "deploy/nginx/mcpkit.conf"
+
+
+def nginx_conf(tmp: Path, listen: int, instances: dict[str, int]) -> Path:
+    """`deploy/nginx/mcpkit.conf` as it stands, with this machine's addresses for the
+    instances (by name: a, b, c) and the listen port, inside a complete nginx.conf whose pid,
+    logs and temporary files stay in `tmp`."""
+    text = NGINX_RECIPE.read_text()
+    for name, port in instances.items():
+        text = text.replace(f"mcpkit-{name}:8000", f"127.0.0.1:{port}")
+    text = text.replace("listen 80;", f"listen 127.0.0.1:{listen};")
+    assert not re.search(r"mcpkit-\w+:\d+|listen 80;", text), "an address was left unswapped"
+    (tmp / "mcpkit.conf").write_text(text)
+    temp = " ".join(
+        f"{kind}_temp_path {tmp}/{kind};" for kind in ("proxy", "fastcgi", "uwsgi", "scgi")
+    )
+    main = tmp / "nginx.conf"
+    main.write_text(
+        ("user root;\n" if os.geteuid() == 0 else "")
+        + f"worker_processes 1;\ndaemon off;\npid {tmp}/nginx.pid;\nerror_log {tmp}/error.log warn;\n"
+        + "events { worker_connections 4096; }\n"
+        + f"http {{\n  access_log off;\n  client_body_temp_path {tmp}/body;\n  {temp}\n"
+        + f"  include {tmp}/mcpkit.conf;\n}}\n"
+    )
+    return main
+
+
+class Nginx:
+    """nginx (the Debian package) on a free port, with `nginx_conf`'s configuration."""
+
+    def __init__(self, tmp: Path, instances: dict[str, int]) -> None:
+        assert NGINX is not None, "nginx is required"
+        self.tmp = tmp
+        self.port = free_port()
+        self.conf = nginx_conf(tmp, self.port, instances)
+        self.proc: asyncio.subprocess.Process | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    async def start(self) -> None:
+        assert NGINX is not None
+        self.proc = await asyncio.create_subprocess_exec(
+            NGINX, "-p", str(self.tmp), "-c", str(self.conf), stderr=asyncio.subprocess.DEVNULL
+        )
+        await wait_port(self.port, self.proc)
+
+    async def close(self) -> None:
+        if self.proc is not None:
+            await stop(self.proc, signal.SIGQUIT)  # nginx's graceful shutdown
+
+    def errors(self) -> str:
+        log = self.tmp / "error.log"
+        return log.read_text() if log.exists() else ""

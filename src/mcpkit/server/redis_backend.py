@@ -16,6 +16,7 @@ from typing import Any
 import orjson
 
 from .events import Deliver
+from .redis_config import unavailable, unreachable
 
 log = logging.getLogger("mcpkit.server")
 
@@ -105,7 +106,10 @@ class RedisStateStore:
     async def consume(self, state_id: str, ttl_seconds: float) -> bool:
         if self._client is None:
             self._client = _client(self.url)
-        ok = await self._client.set(
-            self.prefix + state_id, b"1", nx=True, ex=max(1, int(ttl_seconds))
-        )
+        try:
+            ok = await self._client.set(
+                self.prefix + state_id, b"1", nx=True, ex=max(1, int(ttl_seconds))
+            )
+        except unreachable():
+            raise unavailable("The single-use state store") from None
         return bool(ok)

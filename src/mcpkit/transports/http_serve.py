@@ -73,6 +73,10 @@ def serve_http(
         options.setdefault("max_body_size", settings.max_body_bytes)
     if settings.max_sessions is not None and server.legacy:
         options.setdefault("max_sessions", settings.max_sessions)
+    if settings.session_id_prefix is not None and server.legacy:
+        options.setdefault("session_id_prefix", settings.session_id_prefix)
+    if settings.allowed_hosts is not None:
+        options.setdefault("allowed_hosts", list(settings.allowed_hosts))
     http: Any = "h11"  # without httptools: uvicorn's h11, its head size limited only
     with contextlib.suppress(ImportError):
         from .http_limits import HttpLimits, limited_protocol

@@ -35,14 +35,11 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 import orjson
-from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import TimeoutError as RedisTimeoutError
-
-from ...protocol.errors import InternalError, InvalidParams, StoreUnavailable
+from ...protocol.errors import InternalError, InvalidParams
 from ...protocol.tasks import TERMINAL, timestamp
 from ..inputs import call_from_wire, parse_answer
 from ..ownership import Owner, same_owner
-from ..redis_config import RedisConfig, as_config
+from ..redis_config import RedisConfig, as_config, unavailable, unreachable
 from . import redis_scripts as lua
 from .store import TaskRecord, TaskStore, TaskView
 
@@ -51,8 +48,7 @@ __all__ = ["RedisTaskStore"]
 log = logging.getLogger("mcpkit.server")
 T = TypeVar("T")
 
-#: What "Redis cannot be reached" looks like (LOADING after a restart is a ConnectionError).
-_UNREACHABLE = (RedisConnectionError, RedisTimeoutError, OSError)
+_UNREACHABLE = unreachable()
 
 
 def lapsed_error() -> InternalError:
@@ -129,9 +125,7 @@ class RedisTaskStore(TaskStore):
             return await call()
         except _UNREACHABLE as exc:
             log.warning("task store: redis unavailable (%s)", exc)
-            raise StoreUnavailable(
-                "The task store (Redis) cannot be reached; try again shortly", retry_after=1
-            ) from None
+            raise unavailable("The task store") from None
 
     # -- lifecycle ----------------------------------------------------------------------------
     async def start(self) -> None:
