@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import logging
+import uuid
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from types import EllipsisType, TracebackType
 from typing import TYPE_CHECKING, Any, Literal
@@ -24,11 +25,13 @@ from ..protocol.errors import (
     HEADER_MISMATCH,
     MCPError,
 )
+from ..protocol.idempotency import IDEMPOTENCY_KEY, MAX_KEY_LENGTH, advertised, valid_key
 from ..protocol.jsonrpc import JSONObject, Notification
 from ..protocol.tasks import TASK_AUGMENTED_METHODS, TASKS_EXTENSION
 from .cache import ResultCache
 from .connect import Era, era_cache_key, make_client_transport
-from .era import ERA_CACHE, probe_modern, server_info
+from .deadline import Deadline
+from .era import ERA_CACHE, probe_modern, refused_as_modern, server_info
 from .errors import ClientError, InvalidResponse
 from .inputs import ElicitationHandler, InputHandlers, RootsProvider, SamplingHandler
 from .notifications import LogCallback, NotificationRouter, ProgressCallback
@@ -146,31 +149,47 @@ class Client:
         return self.info.era if self.info is not None else None  # type: ignore[return-value]
 
     async def connect(self) -> ServerInfo:
+        """Start the transport and learn the server's era; every step has a deadline (the probe
+        `probe_timeout` when the era is unknown, else `timeout`, and `initialize` `timeout`)."""
         await self.transport.start()
-        era = (
-            self.requested_era
-            if self.requested_era != "auto"
-            else ERA_CACHE.get(self._era_key, "auto")
-        )
-        if era in ("auto", "modern"):
-            info = await probe_modern(
-                self.session, strict=era == "modern", timeout=self.probe_timeout
-            )
+        cached = ERA_CACHE.get(self._era_key) if self.requested_era == "auto" else None
+        try:
+            self.info = await self._handshake(cached or self.requested_era)
+        except BaseException:
+            if cached is not None:
+                del ERA_CACHE[self._era_key]  # VER-11: a failed guess is probed again next time
+            raise
+        ERA_CACHE[self._era_key] = self.info.era  # type: ignore[assignment]
+        return self.info
+
+    async def _handshake(self, era: str) -> ServerInfo:
+        if era != "legacy":
+            strict = era == "modern"
+            limit = self.timeout if strict else self.probe_timeout
+            info = await probe_modern(self.session, strict=strict, timeout=limit)
             if info is not None:
-                self.info = info
-                ERA_CACHE[self._era_key] = "modern"
                 return info
         from .legacy import LegacySession
 
-        self.legacy = LegacySession(
+        legacy = LegacySession(
             self.transport,
             self.handlers,
             self.session.client_info,
             on_notification=self.notes,
+            next_id=self.session.next_id,
         )
-        self.info = await self.legacy.initialize(self.timeout)
-        ERA_CACHE[self._era_key] = "legacy"
-        return self.info
+        try:
+            info = await legacy.initialize(self.timeout)
+        except MCPError as exc:
+            if era != "auto" or not refused_as_modern(exc):
+                raise
+            legacy.detach()  # a slow modern-only server: the probe timed out, it is modern
+            modern = await probe_modern(self.session, strict=True, timeout=self.timeout)
+            if modern is None:
+                raise
+            return modern
+        self.legacy = legacy
+        return info
 
     async def close(self) -> None:
         if self.legacy is not None:
@@ -186,14 +205,23 @@ class Client:
         timeout: float | EllipsisType | None = ...,
         progress: ProgressCallback | None = None,
         use_cache: bool = True,
+        max_timeout: float | None = None,
     ) -> JSONObject:
-        """Any request; fulfils input the server asks for; returns the final result object."""
+        """Any request; fulfils input the server asks for; returns the final result object.
+
+        `timeout` (default: the client's) bounds each request sent. With `max_timeout`, every
+        progress notification restarts that timeout, up to `max_timeout` seconds in all (CANC-08).
+        """
         body: JSONObject = dict(params or {})
         cache = self.cache if use_cache else None
         if cache is not None:
             hit = cache.get(method, body, self._auth_key)
             if hit is not None:
                 return hit  # type: ignore[no-any-return]
+        deadline = None
+        if max_timeout is not None:
+            deadline = Deadline(self.timeout if timeout is ... else timeout, max_timeout)
+            progress = _restarting(deadline, progress)
         token = None
         if progress is not None:
             token = f"mcpkit-{next(self._tokens)}"
@@ -202,10 +230,13 @@ class Client:
         try:
             if self.legacy is not None:
                 result = await self.legacy.request(
-                    method, body, timeout=self.timeout if timeout is ... else timeout
+                    method,
+                    body,
+                    timeout=self.timeout if timeout is ... else timeout,
+                    deadline=deadline,
                 )
             else:
-                result = await self._modern(method, body, timeout)
+                result = await self._modern(method, body, timeout, deadline)
         finally:
             if token is not None:
                 self.notes.progress.pop(token, None)
@@ -214,11 +245,15 @@ class Client:
         return result
 
     async def _modern(
-        self, method: str, params: JSONObject, timeout: float | EllipsisType | None
+        self,
+        method: str,
+        params: JSONObject,
+        timeout: float | EllipsisType | None,
+        deadline: Deadline | None = None,
     ) -> JSONObject:
         original = params
         for _ in range(self.max_input_rounds + 1):
-            result = await self.session.request(method, params, timeout=timeout)
+            result = await self.session.request(method, params, timeout=timeout, deadline=deadline)
             kind = result.get("resultType")
             if kind == "task":
                 if method not in TASK_AUGMENTED_METHODS:
@@ -284,24 +319,44 @@ class Client:
         *,
         timeout: float | EllipsisType | None = ...,
         progress: ProgressCallback | None = None,
+        max_timeout: float | None = None,
+        idempotency_key: str | bool | None = None,
     ) -> CallResult:
+        """`tools/call`. A tool failure comes back as a result with `is_error` set.
+
+        `idempotency_key`: a string (used as given: keep it to retry the same call later) or
+        True (a fresh one) puts a `dev.mcpkit/idempotencyKey` in the request's `_meta`. It is
+        kept across the re-send of a broken stream, MRTR rounds and retries; a server with the
+        `dev.mcpkit/idempotency` extension (`supports_idempotency`) then runs the tool once for
+        all of them. The key used is `result.idempotency_key`.
+        """
         params: JSONObject = {"name": name, "arguments": dict(arguments or {})}
+        key = _idempotency_key(idempotency_key)
+        if key is not None:
+            params["_meta"] = {IDEMPOTENCY_KEY: key}
+        options: dict[str, Any] = {
+            "timeout": timeout,
+            "progress": progress,
+            "use_cache": False,
+            "max_timeout": max_timeout,
+        }
         try:
-            raw = await self.request(
-                "tools/call", params, timeout=timeout, progress=progress, use_cache=False
-            )
+            raw = await self.request("tools/call", params, **options)
         except MCPError as exc:
             if exc.code != HEADER_MISMATCH or self.legacy is not None:
                 raise
             await self.list_tools()  # TR-XMH-12: the x-mcp-header set may have changed
-            raw = await self.request(
-                "tools/call", params, timeout=timeout, progress=progress, use_cache=False
-            )
-        result = CallResult.from_wire(raw)
+            raw = await self.request("tools/call", params, **options)
+        result = CallResult.from_wire(raw, idempotency_key=key)
         tool = self._tools.get(name)
         if tool is not None and tool.output_schema is not None and not result.is_error:
             self._outputs.check(tool, result.structured_content)  # TOOL-18
         return result
+
+    @property
+    def supports_idempotency(self) -> bool:
+        """The server advertised the `dev.mcpkit/idempotency` extension (known once connected)."""
+        return self.info is not None and advertised(self.info.capabilities) is not None
 
     async def list_resources(self) -> list[Resource]:
         return [Resource.from_wire(r) for r in await self._list_all("resources/list", "resources")]
@@ -365,7 +420,7 @@ class Client:
         if resource_uris:
             wanted["resourceSubscriptions"] = list(resource_uris)
         if self.legacy is not None:
-            messages = self.legacy.listen(wanted)
+            messages = self.legacy.listen(wanted, self.timeout)
         else:
             params = {"notifications": wanted, "_meta": self.session.request_meta()}
             stream = self.transport.stream  # type: ignore[attr-defined]
@@ -386,6 +441,26 @@ class Client:
         ) as sub:
             async for note in sub:
                 yield note
+
+
+def _idempotency_key(value: str | bool | None) -> str | None:
+    if value is True:
+        return uuid.uuid4().hex
+    if value is None or value is False:
+        return None
+    if not valid_key(value):
+        raise ValueError(f"an idempotency key is a string of 1 to {MAX_KEY_LENGTH} characters")
+    return value
+
+
+def _restarting(deadline: Deadline, progress: ProgressCallback | None) -> ProgressCallback:
+    """Progress restarts the call's timeout, then reaches the caller's callback (CANC-08)."""
+
+    def on_progress(value: float, total: float | None, message: str | None) -> Any:
+        deadline.restart()
+        return progress(value, total, message) if progress is not None else None
+
+    return on_progress
 
 
 __all__ = ["ERA_CACHE", "Client", "era_cache_key"]

@@ -26,11 +26,13 @@ ERA_CACHE: dict[str, Era] = {}
 async def probe_modern(
     session: ClientSession, *, strict: bool, timeout: float | None
 ) -> ServerInfo | None:
-    """`server/discover` first; a recognised modern error still means modern (VER-10)."""
-    limit = None if strict else timeout
+    """`server/discover` first; a recognised modern error still means modern (VER-10).
+
+    `strict` (the era is known or required): every failure is raised. `timeout` bounds each
+    attempt in either case: a server that accepts and never answers fails the connect."""
     for attempt in range(2):
         try:
-            raw = await session.request("server/discover", timeout=limit)
+            raw = await session.request("server/discover", timeout=timeout)
         except MCPError as exc:
             if exc.code == UNSUPPORTED_PROTOCOL_VERSION and isinstance(exc.data, dict):
                 usable = [v for v in exc.data.get("supported") or [] if v in MODERN_VERSIONS]
@@ -54,6 +56,15 @@ async def probe_modern(
             return None  # HTTP 4xx without a modern error body: legacy (TR-HBC-03)
         return server_info(raw, session.protocol_version)
     raise ClientError("the server rejected every protocol version this client speaks")
+
+
+def refused_as_modern(exc: MCPError) -> bool:
+    """`initialize` refused with -32022 naming modern versions (VER-12): a modern-only server
+    that was too slow to answer the probe in time. Connect with `server/discover` after all."""
+    if exc.code != UNSUPPORTED_PROTOCOL_VERSION or not isinstance(exc.data, dict):
+        return False
+    supported = exc.data.get("supported")
+    return isinstance(supported, list) and any(v in MODERN_VERSIONS for v in supported)
 
 
 def server_info(raw: JSONObject, version: str) -> ServerInfo:
