@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import socket
 import ssl
+import time
 from collections import deque
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
@@ -21,7 +22,12 @@ from urllib.parse import urlsplit
 
 import httptools
 
-__all__ = ["H1Pool", "H1Response"]
+from .http_failures import connect_failed
+
+__all__ = ["KEEPALIVE_EXPIRY", "H1Pool", "H1Response"]
+
+#: Seconds an idle connection stays reusable (uvicorn closes idle ones after 5 s, nginx 75 s).
+KEEPALIVE_EXPIRY = 4.0
 
 
 class H1Response:
@@ -89,6 +95,7 @@ class _Conn(asyncio.Protocol):
         self.waiter: asyncio.Future[None] | None = None
         self.error: BaseException | None = None
         self.keep_alive = True
+        self.idle_since = 0.0
         self._name = b""
 
     # -- asyncio.Protocol
@@ -170,6 +177,7 @@ class H1Pool:
     """Keep-alive connections to the origin of one URL; POSTs to that URL's path."""
 
     def __init__(self, url: str, *, connect_timeout: float | None, limit: int) -> None:
+        self.url = url
         parts = urlsplit(url)
         self.host = parts.hostname or "localhost"
         self.port = parts.port or (443 if parts.scheme == "https" else 80)
@@ -194,44 +202,46 @@ class H1Pool:
             ssl=self.ssl,
             server_hostname=self.host if self.ssl else None,
         )
-        _, conn = await asyncio.wait_for(connect, self.connect_timeout)
+        try:
+            _, conn = await asyncio.wait_for(connect, self.connect_timeout)
+        except (OSError, TimeoutError) as exc:  # refused, DNS, TLS, connect timeout
+            raise connect_failed(self.url, exc, self.connect_timeout) from exc
         return conn
 
     async def post(self, headers: Mapping[str, str], body: bytes) -> H1Response:
         """Send the POST; return once the response head arrived (the body streams after).
 
-        A kept-alive connection the server closed meanwhile fails before any response byte:
-        the request was not received, and goes once more on a new connection."""
+        A connection that closes before the head is a `ConnectionError` for the caller to judge:
+        the server may have received and run the request, so it is never sent again here.
+        Idle connections are reused for `KEEPALIVE_EXPIRY` seconds only, under the usual server
+        idle timeouts, so that a connection the server is closing is rarely picked."""
         data = self._request(headers, body)
-        while True:
-            await self._slots.acquire()
-            reused = False
-            try:
-                while self._idle:
-                    conn = self._idle.pop()
-                    if conn.transport is not None and conn.error is None:
-                        reused = True
-                        break
-                else:
-                    conn = await self._connect()
-            except BaseException:
-                self._slots.release()
-                raise
-            resp = H1Response(conn, self)
-            conn.response = resp
-            try:
-                assert conn.transport is not None
-                conn.transport.write(data)
-                while not resp.status:
-                    await conn.wait()
-                return resp
-            except ConnectionError:
-                resp.close()
-                if not reused or resp.status or resp.chunks:
-                    raise
-            except BaseException:
-                resp.close()  # cancelled or failed before the head: the connection goes (CANC-04)
-                raise
+        await self._slots.acquire()
+        try:
+            conn = self._idle_conn() or await self._connect()
+        except BaseException:
+            self._slots.release()
+            raise
+        resp = H1Response(conn, self)
+        conn.response = resp
+        try:
+            assert conn.transport is not None
+            conn.transport.write(data)
+            while not resp.status:
+                await conn.wait()
+            return resp
+        except BaseException:
+            resp.close()  # cancelled or failed before the head: the connection goes (CANC-04)
+            raise
+
+    def _idle_conn(self) -> _Conn | None:
+        fresh = time.monotonic() - KEEPALIVE_EXPIRY
+        while self._idle:
+            conn = self._idle.pop()
+            if conn.transport is not None and conn.error is None and conn.idle_since > fresh:
+                return conn
+            conn.close()
+        return None
 
     def _request(self, headers: Mapping[str, str], body: bytes) -> bytes:
         lines = [self._head]
@@ -246,6 +256,7 @@ class H1Pool:
     def put(self, conn: _Conn, *, reusable: bool) -> None:
         conn.response = None
         if reusable and conn.keep_alive and conn.transport is not None and conn.error is None:
+            conn.idle_since = time.monotonic()
             self._idle.append(conn)
         else:
             conn.close()
