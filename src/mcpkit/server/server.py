@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from .._version import __version__
 from ..protocol.content import Annotations, Icon, Implementation, ToolAnnotations
 from ..protocol.errors import InternalError, MCPError, MethodNotFound, UnsupportedProtocolVersion
+from ..protocol.idempotency import IDEMPOTENCY_EXTENSION
 from ..protocol.jsonrpc import Request, encode_error, encode_result
 from ..protocol.meta import RequestMeta, check_version, read_request_meta
 from ..protocol.tasks import TASKS_EXTENSION
@@ -35,6 +36,7 @@ from .uri_template import UriTemplate
 
 if TYPE_CHECKING:
     from ..transports.http import StreamableHTTPApp
+    from .idempotency import IdempotencyStore
 
 F = TypeVar("F", bound=Callable[..., Any])
 log = logging.getLogger("mcpkit.server")
@@ -74,6 +76,7 @@ class Server:
         event_bus: EventBus | None = None,
         legacy: bool = True,
         tasks: TaskStore | None = None,
+        idempotency: IdempotencyStore | None = None,
     ) -> None:
         self.info = Implementation(name, version, title=title, website_url=website_url, icons=icons)
         self.instructions = instructions
@@ -113,6 +116,12 @@ class Server:
         self.tasks.on_change = self.subscriptions.deliver_task
         self.serves_tasks = False
         self._methods = {**methods.METHODS, **TASK_METHODS}
+        #: Idempotency keys on `tools/call` (the `dev.mcpkit/idempotency` extension); off: None.
+        self.idempotency = idempotency
+        if idempotency is not None:
+            from .idempotency import guard  # loaded only by servers that use it
+
+            self._methods["tools/call"] = guard(idempotency, methods.tools_call)
 
     # -- registration ----------------------------------------------------------------------
     def tool(
@@ -289,8 +298,15 @@ class Server:
         if self.completer is not None:
             caps["completions"] = {}
         caps["logging"] = {}
+        extensions: dict[str, Any] = {}
         if self.serves_tasks:
-            caps["extensions"] = {TASKS_EXTENSION: {}}  # TASK-01
+            extensions[TASKS_EXTENSION] = {}  # TASK-01
+        if self.idempotency is not None:
+            from .idempotency import settings
+
+            extensions[IDEMPOTENCY_EXTENSION] = settings(self.idempotency)
+        if extensions:
+            caps["extensions"] = extensions
         return caps
 
     def read_meta(self, params: dict[str, Any] | None) -> RequestMeta:
