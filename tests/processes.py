@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import shutil
 import socket
 import sys
@@ -47,13 +48,18 @@ async def stop(proc: asyncio.subprocess.Process) -> None:
 
 
 @contextlib.asynccontextmanager
-async def http_server(script: Path, *args: str) -> AsyncIterator[str]:
-    """`python script PORT *args` serving HTTP; yields its base URL (`http://127.0.0.1:PORT`)."""
+async def http_server(script: Path, *args: str, log: Path | None = None) -> AsyncIterator[str]:
+    """`python script PORT *args` serving HTTP; yields its base URL (`http://127.0.0.1:PORT`).
+    `log`: where its stderr goes (appended), else nowhere."""
     for _attempt in range(3):  # a port picked free can be taken before the server binds it
         port = free_port()
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable, str(script), str(port), *args, stderr=asyncio.subprocess.DEVNULL
-        )
+        stderr = os.open(log or os.devnull, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                sys.executable, str(script), str(port), *args, stderr=stderr
+            )
+        finally:
+            os.close(stderr)
         try:
             await wait_port(port, proc)
         except RuntimeError:

@@ -36,6 +36,7 @@ from .uri_template import UriTemplate
 
 if TYPE_CHECKING:
     from ..transports.http import StreamableHTTPApp
+    from .health import Health
     from .idempotency import IdempotencyStore
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -368,6 +369,13 @@ class Server:
             requested = dict(requested)
             task_ids = listened_tasks(self, requested.pop("taskIds"), meta)
         return self.subscriptions.open(request.id, requested, supported, task_ids)
+
+    def health(self) -> Health:
+        """This instance's state: its event bus (connected since when, events published,
+        delivered, dropped). `health().ready` is what a readiness probe wants."""
+        from .health import Health
+
+        return Health(bus=self.subscriptions.bus.health())
 
     # -- serving ---------------------------------------------------------------------------
     async def startup(self) -> None:
