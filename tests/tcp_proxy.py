@@ -33,6 +33,13 @@ class TcpProxy:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
+    def drop(self) -> int:
+        """Abort every connection now (a network path that broke); the number aborted."""
+        writers = list(self._writers)
+        for writer in writers:
+            writer.transport.abort()
+        return len(writers)
+
     def cut_next(self, marker: bytes, *, after_head: bool = False) -> None:
         self._fault = (marker.lower(), after_head)
 

@@ -408,8 +408,12 @@ class Client:
         prompts: bool = False,
         resources: bool = False,
         resource_uris: Sequence[str] = (),
+        reopen: bool = True,
     ) -> Subscription:
-        """A `subscriptions/listen` stream: `async with client.subscribe(tools=True) as sub:`."""
+        """A `subscriptions/listen` stream: `async with client.subscribe(tools=True) as sub:`.
+
+        Over HTTP, a stream that breaks without its final result is opened again (SUB-13;
+        `reopen=False` ends the iteration instead): see `Subscription`."""
         wanted: JSONObject = {}
         if tools:
             wanted["toolsListChanged"] = True
@@ -421,11 +425,20 @@ class Client:
             wanted["resourceSubscriptions"] = list(resource_uris)
         if self.legacy is not None:
             messages = self.legacy.listen(wanted, self.timeout)
-        else:
-            params = {"notifications": wanted, "_meta": self.session.request_meta()}
-            stream = self.transport.stream  # type: ignore[attr-defined]
-            messages = stream(self.session.next_id(), "subscriptions/listen", params)
-        return Subscription(messages, self.notes.invalidate)
+            return Subscription(messages, self.notes.invalidate)
+        params = {"notifications": wanted, "_meta": self.session.request_meta()}
+        stream = self.transport.stream  # type: ignore[attr-defined]
+
+        def open_stream() -> AsyncIterator[JSONObject]:
+            return stream(self.session.next_id(), "subscriptions/listen", params)  # type: ignore[no-any-return]
+
+        again = reopen and getattr(self.transport, "reopens_streams", False)
+        return Subscription(
+            open_stream(),
+            self.notes.invalidate,
+            reopen=open_stream if again else None,
+            timeout=self.timeout,
+        )
 
     async def listen(
         self,

@@ -43,6 +43,9 @@ class HttpTransport:
     """Talks to one MCP endpoint URL. `headers` are added to every request; `auth` (an
     `mcpkit.auth.OAuth`) answers 401/403 challenges and adds the access token (AUTH-20)."""
 
+    #: A listen stream that breaks is opened again with a new POST (SUB-13).
+    reopens_streams = True
+
     def __init__(
         self,
         url: str,
