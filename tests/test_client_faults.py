@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from mcpkit import Context, Server
 from mcpkit.client import Client, ClientError, ConnectFailed, RequestTimeout
 from mcpkit.client.era import ERA_CACHE
 from mcpkit.host import ConsentPolicy, Fleet, parse_config
@@ -129,3 +130,35 @@ async def test_a_command_that_cannot_start_is_connect_failed() -> None:
         async with Client(["/nonexistent/mcp-server"], timeout=2):
             pass
     assert issubclass(ConnectFailed, ClientError)
+
+
+def progressing_server() -> Server:
+    server = Server("progress")
+
+    @server.tool()
+    async def work(ctx: Context, steps: int) -> str:
+        """Reports progress every 0.1 s."""
+        for n in range(steps):
+            await asyncio.sleep(0.1)
+            await ctx.report_progress(n + 1, steps)
+        return "done"
+
+    return server
+
+
+async def test_progress_restarts_the_timeout_under_an_overall_maximum() -> None:
+    """CANC-08: with max_timeout, each progress notification restarts `timeout`."""
+    seen: list[float] = []
+    async with Client(progressing_server()) as client:
+        result = await client.call_tool(
+            "work",
+            {"steps": 8},
+            timeout=0.5,
+            max_timeout=10,
+            progress=lambda value, total, message: seen.append(value),
+        )
+        assert result.text == "done" and seen == [1, 2, 3, 4, 5, 6, 7, 8]  # 0.8 s in all
+        with pytest.raises(RequestTimeout, match=r"within 0\.5 s"):
+            await client.call_tool("work", {"steps": 8}, timeout=0.5)  # no restarts
+        with pytest.raises(RequestTimeout, match=r"overall maximum of 0\.65 s"):
+            await client.call_tool("work", {"steps": 8}, timeout=0.5, max_timeout=0.65)
