@@ -74,3 +74,13 @@ async def test_tasks_server() -> None:
         result = await client.call_tool("rebuild_index", {"shard": "eu-1"})
     assert result.text == "eu-1: rebuilt" and asked == ["Drop the old index of eu-1?"]
     assert len(server.tasks) == 1 and next(iter(server.tasks._tasks.values())).status == "completed"
+
+
+async def test_idempotent_payments(capsys: object) -> None:
+    example = load("examples/idempotent_payments.py")
+    await example.main()
+    out = capsys.readouterr().out  # type: ignore[attr-defined]
+    assert out == "charged 1250 cents (replayed: True); charges made: 1\n"
+    # The README shows the file whole, so that it runs as shown.
+    readme = (ROOT / "README.md").read_text()
+    assert (ROOT / "examples/idempotent_payments.py").read_text() in readme
