@@ -14,6 +14,7 @@ import orjson
 import pytest
 
 from mcpkit.server.request_state import generate_key
+from processes import wait_port
 from support import ROOT, headers_for, meta, record, rpc
 from test_http_server import free_port, post
 
@@ -22,19 +23,6 @@ pytestmark = pytest.mark.skipif(
     REDIS is None and not os.environ.get("CI"),
     reason="redis-server is not installed (CI installs it)",
 )
-
-
-async def wait_port(port: int, proc: asyncio.subprocess.Process) -> None:
-    deadline = asyncio.get_running_loop().time() + 20
-    while True:
-        try:
-            _, writer = await asyncio.open_connection("127.0.0.1", port)
-            writer.close()
-            return
-        except OSError:
-            if proc.returncode is not None or asyncio.get_running_loop().time() > deadline:
-                raise RuntimeError(f"nothing listens on {port}") from None
-            await asyncio.sleep(0.05)
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ records expire; `input_required` is never kept; without the extension nothing ch
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import pytest
@@ -95,6 +95,23 @@ class Shop:
     def client(self) -> Client:
         return Client(self.server, elicitation=self.elicit)
 
+    async def held_call(self, client: Client, amount: int) -> tuple[Any, Callable[[], Any]]:
+        """A keyed `charge` that is inside the tool, held there until `gate` is set; and a
+        way to send it again."""
+
+        def call() -> Any:
+            return client.call_tool("charge", {"amount": amount}, idempotency_key="k")
+
+        self.gate = asyncio.Event()
+        first = asyncio.create_task(call())
+        await self.entered.wait()
+        return first, call
+
+
+async def still_waiting(tasks: list[Any]) -> None:
+    done, _ = await asyncio.wait(tasks, timeout=0.2)
+    assert not done  # they wait for the first call; none of them runs the tool
+
 
 def as_caller(name: str | None) -> None:
     """In process the request runs in the caller's context: set its verified principal (the
@@ -124,17 +141,11 @@ async def test_a_repeat_runs_the_tool_once(store: IdempotencyStore) -> None:
 
 async def test_concurrent_duplicates_wait_for_the_first(store: IdempotencyStore) -> None:
     shop = Shop(store)
-    shop.gate = asyncio.Event()
     async with shop.client() as client:
-
-        def call() -> Any:
-            return client.call_tool("charge", {"amount": 7}, idempotency_key="k")
-
-        first = asyncio.create_task(call())
-        await shop.entered.wait()  # the first call runs the tool (and holds it)
+        first, call = await shop.held_call(client, 7)
         duplicates = [asyncio.create_task(call()) for _ in range(3)]
-        done, _ = await asyncio.wait(duplicates, timeout=0.2)
-        assert not done  # they wait; none of them runs the tool
+        await still_waiting(duplicates)
+        assert shop.gate is not None
         shop.gate.set()
         results = await asyncio.gather(first, *duplicates)
     assert shop.runs == 1
@@ -260,14 +271,8 @@ async def test_a_running_call_keeps_its_redis_lease() -> None:
         config = RedisConfig(redis.url)
         store = RedisIdempotencyStore(config, lease_seconds=0.3)
         shop = Shop(store)
-        shop.gate = asyncio.Event()
         async with shop.client() as client:
-
-            def call() -> Any:
-                return client.call_tool("charge", {"amount": 1}, idempotency_key="k")
-
-            first = asyncio.create_task(call())
-            await shop.entered.wait()
+            first, call = await shop.held_call(client, 1)
             (key,) = await config.client().keys("mcpkit:idempotency:*")
             loop = asyncio.get_running_loop()
             start = loop.time()
@@ -275,8 +280,8 @@ async def test_a_running_call_keeps_its_redis_lease() -> None:
                 assert await config.client().exists(key)
                 await asyncio.sleep(0.05)
             duplicate = asyncio.create_task(call())
-            done, _ = await asyncio.wait([duplicate], timeout=0.2)
-            assert not done
+            await still_waiting([duplicate])
+            assert shop.gate is not None
             shop.gate.set()
             assert [r.replayed for r in await asyncio.gather(first, duplicate)] == [False, True]
         assert shop.runs == 1
