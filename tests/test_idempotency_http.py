@@ -92,3 +92,14 @@ async def test_instances_sharing_redis_replay_each_others_results() -> None:
                 again = await client.call_tool("bump", idempotency_key="k1")
             assert first.text == again.text == "1" and again.replayed
             assert await runs(a, "alice") == 1 and await runs(b, "alice") == 0
+
+
+async def test_a_legacy_session_honours_keys_too(server: str) -> None:
+    """2025-11-25 sessions run tools/call through the same handler; the extension is not
+    advertised there (extensions are the modern wire's), but a key that arrives is honoured."""
+    headers = {"Authorization": "Bearer carol"}
+    async with Client(server + "/mcp", era="legacy", headers=headers) as client:
+        assert client.era == "legacy" and not client.supports_idempotency
+        first = await client.call_tool("bump", idempotency_key="k")
+        again = await client.call_tool("bump", idempotency_key="k")
+    assert first.text == again.text == "1" and again.replayed

@@ -79,8 +79,13 @@ class LegacySession:
         self.protocol_version = version
         if hasattr(self.channel, "session_ready"):
             self.channel.session_ready(version)
-        async with asyncio.timeout(timeout):
-            await self.channel.notify("notifications/initialized", None)
+        try:
+            async with asyncio.timeout(timeout):
+                await self.channel.notify("notifications/initialized", None)
+        except TimeoutError as exc:
+            raise RequestTimeout(
+                f"notifications/initialized was not accepted within {timeout} s"
+            ) from exc
         if hasattr(self.channel, "open_stream"):
             await self.channel.open_stream()
         info = result.get("serverInfo") or {}
