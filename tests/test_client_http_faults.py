@@ -193,3 +193,16 @@ async def test_proxy_variables_are_honoured(
             assert client.transport.proxy is None  # type: ignore[attr-defined]
             await client.call_tool("x")
         assert len(proxy.heads) == 2  # nothing more went through the proxy
+
+
+@pytest.mark.parametrize("path", ["lean", "legacy"])
+async def test_a_name_that_does_not_resolve_is_connect_failed(
+    path: str, no_proxy_env: pytest.MonkeyPatch
+) -> None:
+    era: Any = "legacy" if path == "legacy" else "modern"
+    with pytest.raises(ConnectFailed) as caught:  # .invalid never resolves (RFC 6761)
+        async with Client("http://mcp.invalid/mcp", era=era, timeout=20):
+            pass
+    assert str(caught.value).startswith(
+        "cannot connect to http://mcp.invalid: the host name does not resolve"
+    )
