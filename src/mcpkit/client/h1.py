@@ -24,10 +24,7 @@ import httptools
 
 from .http_failures import connect_failed
 
-__all__ = ["KEEPALIVE_EXPIRY", "H1Pool", "H1Response"]
-
-#: Seconds an idle connection stays reusable (uvicorn closes idle ones after 5 s, nginx 75 s).
-KEEPALIVE_EXPIRY = 4.0
+__all__ = ["H1Pool", "H1Response"]
 
 
 class H1Response:
@@ -176,7 +173,9 @@ class _Conn(asyncio.Protocol):
 class H1Pool:
     """Keep-alive connections to the origin of one URL; POSTs to that URL's path."""
 
-    def __init__(self, url: str, *, connect_timeout: float | None, limit: int) -> None:
+    def __init__(
+        self, url: str, *, connect_timeout: float | None, limit: int, keepalive: float = 4.0
+    ) -> None:
         self.url = url
         parts = urlsplit(url)
         self.host = parts.hostname or "localhost"
@@ -190,6 +189,7 @@ class H1Pool:
         host_header = authority if default_port else f"{authority}:{self.port}"
         self._head = f"POST {target} HTTP/1.1\r\nHost: {host_header}\r\n".encode("latin-1")
         self.connect_timeout = connect_timeout
+        self.keepalive = keepalive
         self._idle: list[_Conn] = []
         self._slots = asyncio.Semaphore(limit)
 
@@ -213,8 +213,8 @@ class H1Pool:
 
         A connection that closes before the head is a `ConnectionError` for the caller to judge:
         the server may have received and run the request, so it is never sent again here.
-        Idle connections are reused for `KEEPALIVE_EXPIRY` seconds only, under the usual server
-        idle timeouts, so that a connection the server is closing is rarely picked."""
+        Idle connections are reused for `keepalive` seconds only, under the usual server idle
+        timeouts, so that a connection the server is closing is rarely picked."""
         data = self._request(headers, body)
         await self._slots.acquire()
         try:
@@ -235,7 +235,7 @@ class H1Pool:
             raise
 
     def _idle_conn(self) -> _Conn | None:
-        fresh = time.monotonic() - KEEPALIVE_EXPIRY
+        fresh = time.monotonic() - self.keepalive
         while self._idle:
             conn = self._idle.pop()
             if conn.transport is not None and conn.error is None and conn.idle_since > fresh:

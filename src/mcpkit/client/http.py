@@ -37,6 +37,10 @@ if TYPE_CHECKING:
 __all__ = ["HttpTransport"]
 
 _MAX_ERROR_BODY = 64 * 1024
+#: Seconds an idle connection stays in the pool: under the usual server idle timeouts (Node and
+#: uvicorn close after 5 s), so a connection the server is closing is not picked for a request,
+#: which could not be sent again safely once it has gone out.
+KEEPALIVE = 4.0
 
 
 class HttpTransport:
@@ -74,7 +78,7 @@ class HttpTransport:
     async def start(self) -> None:
         if self._http is not None:
             return
-        connector = aiohttp.TCPConnector(limit=self._max_connections, keepalive_timeout=30)
+        connector = aiohttp.TCPConnector(limit=self._max_connections, keepalive_timeout=KEEPALIVE)
         timeout = aiohttp.ClientTimeout(total=None, sock_connect=self._connect_timeout)
         self._http = aiohttp.ClientSession(
             connector=connector, timeout=timeout, auto_decompress=True
@@ -91,7 +95,10 @@ class HttpTransport:
             except ImportError:  # no httptools: everything goes through aiohttp
                 return
             self._h1 = H1Pool(
-                self.url, connect_timeout=self._connect_timeout, limit=self._max_connections
+                self.url,
+                connect_timeout=self._connect_timeout,
+                limit=self._max_connections,
+                keepalive=KEEPALIVE,
             )
 
     async def close(self) -> None:
