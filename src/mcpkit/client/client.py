@@ -16,29 +16,25 @@ from __future__ import annotations
 import hashlib
 import itertools
 import logging
-import uuid
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from types import EllipsisType, TracebackType
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..protocol.errors import (
-    HEADER_MISMATCH,
-    MCPError,
-)
-from ..protocol.idempotency import IDEMPOTENCY_KEY, MAX_KEY_LENGTH, advertised, valid_key
+from ..protocol.errors import HEADER_MISMATCH, MCPError
+from ..protocol.idempotency import IDEMPOTENCY_KEY, advertised, choose_key
 from ..protocol.jsonrpc import JSONObject, Notification
-from ..protocol.tasks import TASK_AUGMENTED_METHODS, TASKS_EXTENSION
+from ..protocol.tasks import TASKS_EXTENSION
 from .cache import ResultCache
 from .connect import Era, era_cache_key, make_client_transport
 from .deadline import Deadline
-from .era import ERA_CACHE, probe_modern, refused_as_modern, server_info
-from .errors import ClientError, InvalidResponse
+from .era import ERA_CACHE, connect_era, server_info
+from .errors import InvalidResponse
 from .inputs import ElicitationHandler, InputHandlers, RootsProvider, SamplingHandler
+from .mrtr import complete
 from .notifications import LogCallback, NotificationRouter, ProgressCallback
 from .output_schema import OutputValidator
 from .session import ClientSession
-from .subscription import Subscription
-from .tasks import follow_task
+from .subscription import Subscription, listen_filter
 from .types import (
     CallResult,
     Completion,
@@ -56,8 +52,6 @@ if TYPE_CHECKING:
     from .legacy import LegacySession
 
 log = logging.getLogger("mcpkit.client")
-
-_MRTR_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})
 
 
 class Client:
@@ -149,47 +143,28 @@ class Client:
         return self.info.era if self.info is not None else None  # type: ignore[return-value]
 
     async def connect(self) -> ServerInfo:
-        """Start the transport and learn the server's era; every step has a deadline (the probe
-        `probe_timeout` when the era is unknown, else `timeout`, and `initialize` `timeout`)."""
+        """Start the transport and learn the server's era (every step has a deadline)."""
         await self.transport.start()
-        cached = ERA_CACHE.get(self._era_key) if self.requested_era == "auto" else None
-        try:
-            self.info = await self._handshake(cached or self.requested_era)
-        except BaseException:
-            if cached is not None:
-                del ERA_CACHE[self._era_key]  # VER-11: a failed guess is probed again next time
-            raise
-        ERA_CACHE[self._era_key] = self.info.era  # type: ignore[assignment]
+        self.info, self.legacy = await connect_era(
+            self._era_key,
+            self.requested_era,
+            self.session,
+            self._legacy_session,
+            self.timeout,
+            self.probe_timeout,
+        )
         return self.info
 
-    async def _handshake(self, era: str) -> ServerInfo:
-        if era != "legacy":
-            strict = era == "modern"
-            limit = self.timeout if strict else self.probe_timeout
-            info = await probe_modern(self.session, strict=strict, timeout=limit)
-            if info is not None:
-                return info
+    def _legacy_session(self) -> LegacySession:
         from .legacy import LegacySession
 
-        legacy = LegacySession(
+        return LegacySession(
             self.transport,
             self.handlers,
             self.session.client_info,
             on_notification=self.notes,
             next_id=self.session.next_id,
         )
-        try:
-            info = await legacy.initialize(self.timeout)
-        except MCPError as exc:
-            if era != "auto" or not refused_as_modern(exc):
-                raise
-            legacy.detach()  # a slow modern-only server: the probe timed out, it is modern
-            modern = await probe_modern(self.session, strict=True, timeout=self.timeout)
-            if modern is None:
-                raise
-            return modern
-        self.legacy = legacy
-        return info
 
     async def close(self) -> None:
         if self.legacy is not None:
@@ -221,7 +196,7 @@ class Client:
         deadline = None
         if max_timeout is not None:
             deadline = Deadline(self.timeout if timeout is ... else timeout, max_timeout)
-            progress = _restarting(deadline, progress)
+            progress = deadline.restarting(progress)
         token = None
         if progress is not None:
             token = f"mcpkit-{next(self._tokens)}"
@@ -236,41 +211,16 @@ class Client:
                     deadline=deadline,
                 )
             else:
-                result = await self._modern(method, body, timeout, deadline)
+                fulfil, rounds = self.handlers.fulfil, self.max_input_rounds
+                result = await complete(
+                    self.session, method, body, fulfil, rounds, timeout, deadline
+                )
         finally:
             if token is not None:
                 self.notes.progress.pop(token, None)
         if cache is not None:
             cache.put(method, body, self._auth_key, result)
         return result
-
-    async def _modern(
-        self,
-        method: str,
-        params: JSONObject,
-        timeout: float | EllipsisType | None,
-        deadline: Deadline | None = None,
-    ) -> JSONObject:
-        original = params
-        for _ in range(self.max_input_rounds + 1):
-            result = await self.session.request(method, params, timeout=timeout, deadline=deadline)
-            kind = result.get("resultType")
-            if kind == "task":
-                if method not in TASK_AUGMENTED_METHODS:
-                    raise InvalidResponse(f"{method} cannot be answered with a task (TASK-04)")
-                return await follow_task(result, self.session.request, self.handlers.fulfil)
-            if kind != "input_required":
-                return result
-            if method not in _MRTR_METHODS:
-                raise InvalidResponse(f"{method} cannot answer input_required (MRTR-04)")
-            requests = result.get("inputRequests") or {}
-            if not isinstance(requests, dict):
-                raise InvalidResponse("inputRequests is not an object")
-            # MRTR-16/17/19/22: all answers, the original params, the state byte for byte.
-            params = {**original, "inputResponses": await self.handlers.fulfil(requests)}
-            if "requestState" in result:
-                params["requestState"] = result["requestState"]
-        raise ClientError(f"{method} still needs input after {self.max_input_rounds} rounds")
 
     # -- typed API -------------------------------------------------------------------------
     async def discover(self) -> ServerInfo:
@@ -324,22 +274,15 @@ class Client:
     ) -> CallResult:
         """`tools/call`. A tool failure comes back as a result with `is_error` set.
 
-        `idempotency_key`: a string (used as given: keep it to retry the same call later) or
-        True (a fresh one) puts a `dev.mcpkit/idempotencyKey` in the request's `_meta`. It is
-        kept across the re-send of a broken stream, MRTR rounds and retries; a server with the
-        `dev.mcpkit/idempotency` extension (`supports_idempotency`) then runs the tool once for
-        all of them. The key used is `result.idempotency_key`.
-        """
+        `idempotency_key`: a string (as given) or True (a fresh one) goes in `_meta`, kept across
+        re-sends and MRTR rounds; a server with the extension (`supports_idempotency`) runs the
+        tool once per key. `result.idempotency_key` is the key to retry with."""
         params: JSONObject = {"name": name, "arguments": dict(arguments or {})}
-        key = _idempotency_key(idempotency_key)
+        key = choose_key(idempotency_key)
         if key is not None:
             params["_meta"] = {IDEMPOTENCY_KEY: key}
-        options: dict[str, Any] = {
-            "timeout": timeout,
-            "progress": progress,
-            "use_cache": False,
-            "max_timeout": max_timeout,
-        }
+        options: dict[str, Any] = {"timeout": timeout, "progress": progress, "use_cache": False}
+        options["max_timeout"] = max_timeout
         try:
             raw = await self.request("tools/call", params, **options)
         except MCPError as exc:
@@ -414,18 +357,9 @@ class Client:
 
         Over HTTP, a stream that breaks without its final result is opened again (SUB-13;
         `reopen=False` ends the iteration instead): see `Subscription`."""
-        wanted: JSONObject = {}
-        if tools:
-            wanted["toolsListChanged"] = True
-        if prompts:
-            wanted["promptsListChanged"] = True
-        if resources:
-            wanted["resourcesListChanged"] = True
-        if resource_uris:
-            wanted["resourceSubscriptions"] = list(resource_uris)
+        wanted = listen_filter(tools, prompts, resources, resource_uris)
         if self.legacy is not None:
-            messages = self.legacy.listen(wanted, self.timeout)
-            return Subscription(messages, self.notes.invalidate)
+            return Subscription(self.legacy.listen(wanted, self.timeout), self.notes.invalidate)
         params = {"notifications": wanted, "_meta": self.session.request_meta()}
         stream = self.transport.stream  # type: ignore[attr-defined]
 
@@ -454,26 +388,6 @@ class Client:
         ) as sub:
             async for note in sub:
                 yield note
-
-
-def _idempotency_key(value: str | bool | None) -> str | None:
-    if value is True:
-        return uuid.uuid4().hex
-    if value is None or value is False:
-        return None
-    if not valid_key(value):
-        raise ValueError(f"an idempotency key is a string of 1 to {MAX_KEY_LENGTH} characters")
-    return value
-
-
-def _restarting(deadline: Deadline, progress: ProgressCallback | None) -> ProgressCallback:
-    """Progress restarts the call's timeout, then reaches the caller's callback (CANC-08)."""
-
-    def on_progress(value: float, total: float | None, message: str | None) -> Any:
-        deadline.restart()
-        return progress(value, total, message) if progress is not None else None
-
-    return on_progress
 
 
 __all__ = ["ERA_CACHE", "Client", "era_cache_key"]

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from typing import Any
+
+from .notifications import ProgressCallback
 
 __all__ = ["Deadline"]
 
@@ -41,6 +44,15 @@ class Deadline:
             return
         with contextlib.suppress(RuntimeError):  # the scope was just left
             scope.reschedule(self._next())
+
+    def restarting(self, progress: ProgressCallback | None) -> ProgressCallback:
+        """A progress callback that restarts the timeout, then calls the caller's own."""
+
+        def on_progress(value: float, total: float | None, message: str | None) -> Any:
+            self.restart()
+            return progress(value, total, message) if progress is not None else None
+
+        return on_progress
 
     def describe(self) -> str:
         """What ran out, for the `RequestTimeout` message."""

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
 from ..protocol.errors import (
     HEADER_MISMATCH,
     MISSING_REQUIRED_CLIENT_CAPABILITY,
@@ -14,6 +17,9 @@ from .connect import Era
 from .errors import ClientError, RequestTimeout, TransportError
 from .session import ClientSession
 from .types import ServerInfo
+
+if TYPE_CHECKING:
+    from .legacy import LegacySession
 
 #: Errors only a 2026-07-28 server sends: recognising one means "modern" (VER-10, TR-HBC-02).
 _MODERN_CODES = frozenset(
@@ -56,6 +62,60 @@ async def probe_modern(
             return None  # HTTP 4xx without a modern error body: legacy (TR-HBC-03)
         return server_info(raw, session.protocol_version)
     raise ClientError("the server rejected every protocol version this client speaks")
+
+
+async def connect_era(
+    key: str,
+    requested: str,
+    session: ClientSession,
+    legacy_session: Callable[[], LegacySession],
+    timeout: float | None,
+    probe_timeout: float,
+) -> tuple[ServerInfo, LegacySession | None]:
+    """`handshake` in the era asked for, else the one cached for this target (VER-11), else
+    "auto". The detected era is cached; a cached guess that fails is forgotten, so that the
+    next connect probes again."""
+    cached = ERA_CACHE.get(key) if requested == "auto" else None
+    try:
+        info, legacy = await handshake(
+            cached or requested, session, legacy_session, timeout, probe_timeout
+        )
+    except BaseException:
+        if cached is not None:
+            del ERA_CACHE[key]
+        raise
+    ERA_CACHE[key] = "legacy" if legacy is not None else "modern"
+    return info, legacy
+
+
+async def handshake(
+    era: str,
+    session: ClientSession,
+    legacy_session: Callable[[], LegacySession],
+    timeout: float | None,
+    probe_timeout: float,
+) -> tuple[ServerInfo, LegacySession | None]:
+    """Connect in `era` ("auto", "modern", "legacy"): the server's info, and the legacy session
+    when it speaks 2025-11-25. Every step has a deadline: the probe `probe_timeout` when the era
+    is unknown (TR-STDIO-16), else `timeout`; `initialize` `timeout`."""
+    if era != "legacy":
+        strict = era == "modern"
+        info = await probe_modern(
+            session, strict=strict, timeout=timeout if strict else probe_timeout
+        )
+        if info is not None:
+            return info, None
+    legacy = legacy_session()
+    try:
+        return await legacy.initialize(timeout), legacy
+    except MCPError as exc:
+        if era != "auto" or not refused_as_modern(exc):
+            raise
+        legacy.detach()  # a slow modern-only server: the probe timed out, yet it is modern
+        modern = await probe_modern(session, strict=True, timeout=timeout)
+        if modern is None:
+            raise
+        return modern, None
 
 
 def refused_as_modern(exc: MCPError) -> bool:

@@ -7,7 +7,7 @@ import asyncio
 import logging
 import random
 from collections import deque
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from types import TracebackType
 from typing import Any
 
@@ -24,6 +24,17 @@ _LISTS = {
     "resourcesListChanged": "notifications/resources/list_changed",
 }
 Reopen = Callable[[], AsyncIterator[JSONObject]]
+
+
+def listen_filter(
+    tools: bool, prompts: bool, resources: bool, resource_uris: Sequence[str]
+) -> JSONObject:
+    """The `notifications` filter (SubscriptionFilter) of a `subscriptions/listen` request."""
+    flags = zip(_LISTS, (tools, prompts, resources), strict=True)
+    wanted: JSONObject = {key: True for key, on in flags if on}
+    if resource_uris:
+        wanted["resourceSubscriptions"] = list(resource_uris)
+    return wanted
 
 
 class Subscription:

@@ -15,6 +15,7 @@ labels, outside the reserved `modelcontextprotocol`/`mcp` second labels.
 
 from __future__ import annotations
 
+import uuid
 from typing import Any, Final
 
 IDEMPOTENCY_EXTENSION: Final = "dev.mcpkit/idempotency"
@@ -38,3 +39,14 @@ def key_of(params: dict[str, Any]) -> object:
 
 def valid_key(key: object) -> bool:
     return type(key) is str and 0 < len(key) <= MAX_KEY_LENGTH
+
+
+def choose_key(value: str | bool | None) -> str | None:
+    """What a caller asked for: a key as given, a fresh one (True), or none (None, False)."""
+    if value is True:
+        return uuid.uuid4().hex
+    if value is None or value is False:
+        return None
+    if not valid_key(value):
+        raise ValueError(f"an idempotency key is a string of 1 to {MAX_KEY_LENGTH} characters")
+    return value

@@ -119,10 +119,12 @@ class Server:
         self._methods = {**methods.METHODS, **TASK_METHODS}
         #: Idempotency keys on `tools/call` (the `dev.mcpkit/idempotency` extension); off: None.
         self.idempotency = idempotency
+        self.idempotency_settings: dict[str, Any] | None = None
         if idempotency is not None:
-            from .idempotency import guard  # loaded only by servers that use it
+            from .idempotency import guard, settings  # loaded only by servers that use it
 
             self._methods["tools/call"] = guard(idempotency, methods.tools_call)
+            self.idempotency_settings = settings(idempotency)
 
     # -- registration ----------------------------------------------------------------------
     def tool(
@@ -299,13 +301,9 @@ class Server:
         if self.completer is not None:
             caps["completions"] = {}
         caps["logging"] = {}
-        extensions: dict[str, Any] = {}
-        if self.serves_tasks:
-            extensions[TASKS_EXTENSION] = {}  # TASK-01
-        if self.idempotency is not None:
-            from .idempotency import settings
-
-            extensions[IDEMPOTENCY_EXTENSION] = settings(self.idempotency)
+        extensions: dict[str, Any] = {TASKS_EXTENSION: {}} if self.serves_tasks else {}  # TASK-01
+        if self.idempotency_settings is not None:
+            extensions[IDEMPOTENCY_EXTENSION] = self.idempotency_settings
         if extensions:
             caps["extensions"] = extensions
         return caps
@@ -371,8 +369,7 @@ class Server:
         return self.subscriptions.open(request.id, requested, supported, task_ids)
 
     def health(self) -> Health:
-        """This instance's state: its event bus (connected since when, events published,
-        delivered, dropped). `health().ready` is what a readiness probe wants."""
+        """This instance's state: its event bus (connected since when, events through)."""
         from .health import Health
 
         return Health(bus=self.subscriptions.bus.health())
