@@ -211,9 +211,9 @@ class Client:
                     deadline=deadline,
                 )
             else:
-                fulfil, rounds = self.handlers.fulfil, self.max_input_rounds
+                rounds = self.max_input_rounds
                 result = await complete(
-                    self.session, method, body, fulfil, rounds, timeout, deadline
+                    self.session, method, body, self.handlers, rounds, timeout, deadline
                 )
         finally:
             if token is not None:
@@ -278,19 +278,25 @@ class Client:
         re-sends and MRTR rounds; a server with the extension (`supports_idempotency`) runs the
         tool once per key. `result.idempotency_key` is the key to retry with."""
         params: JSONObject = {"name": name, "arguments": dict(arguments or {})}
-        key = choose_key(idempotency_key)
+        key = None if idempotency_key is None else choose_key(idempotency_key)
         if key is not None:
             params["_meta"] = {IDEMPOTENCY_KEY: key}
-        options: dict[str, Any] = {"timeout": timeout, "progress": progress, "use_cache": False}
-        options["max_timeout"] = max_timeout
-        try:
-            raw = await self.request("tools/call", params, **options)
-        except MCPError as exc:
-            if exc.code != HEADER_MISMATCH or self.legacy is not None:
-                raise
-            await self.list_tools()  # TR-XMH-12: the x-mcp-header set may have changed
-            raw = await self.request("tools/call", params, **options)
-        result = CallResult.from_wire(raw, idempotency_key=key)
+        for attempt in (1, 2):
+            try:
+                raw = await self.request(
+                    "tools/call",
+                    params,
+                    timeout=timeout,
+                    progress=progress,
+                    use_cache=False,
+                    max_timeout=max_timeout,
+                )
+                break
+            except MCPError as exc:
+                if attempt == 2 or exc.code != HEADER_MISMATCH or self.legacy is not None:
+                    raise
+                await self.list_tools()  # TR-XMH-12: the x-mcp-header set may have changed
+        result = CallResult.from_wire(raw, key)
         tool = self._tools.get(name)
         if tool is not None and tool.output_schema is not None and not result.is_error:
             self._outputs.check(tool, result.structured_content)  # TOOL-18

@@ -118,7 +118,7 @@ class CallResult:
         return "\n".join(c.get("text", "") for c in self.content if c.get("type") == "text")
 
     @classmethod
-    def from_wire(cls, d: JSON, *, idempotency_key: str | None = None) -> CallResult:
+    def from_wire(cls, d: JSON, idempotency_key: str | None = None) -> CallResult:
         content = d.get("content")
         return cls(
             content=[c for c in content if isinstance(c, dict)]
