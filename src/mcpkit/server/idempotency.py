@@ -157,8 +157,8 @@ def _replayed(stored: bytes) -> dict[str, Any]:
 @dataclass(slots=True)
 class _Record:
     digest: str
-    result: bytes | None  # None while running
-    finished: asyncio.Future[None]
+    result: bytes | None = None  # None while running
+    finished: asyncio.Future[None] | None = None  # made when a repeat has to wait
     expires: float = math.inf
 
 
@@ -190,13 +190,14 @@ class MemoryIdempotencyStore:
             self._sweep()
             found = self._records.get(record)
             if found is None:
-                finished = asyncio.get_running_loop().create_future()
-                self._records[record] = _Record(digest, None, finished)
+                self._records[record] = _Record(digest)
                 return None
             if found.digest != digest:
                 raise KeyReused()
             if found.result is not None:
                 return found.result
+            if found.finished is None:
+                found.finished = asyncio.get_running_loop().create_future()
             await asyncio.shield(found.finished)  # the first call runs: wait, then look again
 
     async def complete(self, record: str, digest: str, result: bytes) -> None:
@@ -227,6 +228,6 @@ class MemoryIdempotencyStore:
             del self._records[record]
 
 
-def _wake(finished: asyncio.Future[None]) -> None:
-    if not finished.done():
+def _wake(finished: asyncio.Future[None] | None) -> None:
+    if finished is not None and not finished.done():
         finished.set_result(None)
