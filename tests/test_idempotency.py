@@ -242,6 +242,23 @@ async def test_an_error_frees_the_key(store: IdempotencyStore) -> None:
     assert shop.runs == 2
 
 
+async def test_null_arguments_are_no_way_around_the_key() -> None:
+    server = Server("null", idempotency=MemoryIdempotencyStore())
+    runs: list[int] = []
+
+    @server.tool()
+    async def ping() -> str:
+        """No arguments."""
+        runs.append(1)
+        return "pong"
+
+    async with Client(server) as client:
+        params = {"name": "ping", "arguments": None, "_meta": {IDEMPOTENCY_KEY: "k"}}
+        for _ in range(2):
+            await client.request("tools/call", params, use_cache=False)
+    assert runs == [1]
+
+
 async def test_a_malformed_key_is_refused() -> None:
     shop = Shop(MemoryIdempotencyStore())
     async with shop.client() as client:

@@ -113,7 +113,9 @@ def guard(store: IdempotencyStore, inner: Handler) -> Handler:
                 f'Invalid params: "_meta.{IDEMPOTENCY_KEY}" must be a string of 1 to '
                 f"{MAX_KEY_LENGTH} characters"
             )
-        name, arguments = params.get("name"), params.get("arguments", {})
+        name, arguments = params.get("name"), params.get("arguments")
+        if arguments is None:
+            arguments = {}  # as tools/call reads it
         tool = server.tools.get(name) if type(name) is str else None
         if tool is None or type(arguments) is not dict:
             return await inner(server, request, meta, emit)  # its usual -32602
