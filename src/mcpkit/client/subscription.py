@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import random
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Sequence
 from types import TracebackType
@@ -133,6 +132,8 @@ class Subscription:
         raise StopAsyncIteration
 
     async def _open_again(self) -> None:
+        import random  # jitter, needed only here: kept out of `import mcpkit.client`
+
         assert self._reopen is not None
         attempt = 0
         while True:
