@@ -5,6 +5,7 @@ records expire; `input_required` is never kept; without the extension nothing ch
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -29,6 +30,19 @@ from mcpkit.server.redis_idempotency import RedisIdempotencyStore
 from processes import REDIS, redis_server
 
 
+@contextlib.asynccontextmanager
+async def redis_store(**options: Any) -> AsyncIterator[tuple[RedisConfig, RedisIdempotencyStore]]:
+    """A real redis-server and a store on it; both closed after."""
+    async with redis_server() as redis:
+        config = RedisConfig(redis.url)
+        store = RedisIdempotencyStore(config, **options)
+        try:
+            yield config, store
+        finally:
+            await store.close()
+            await config.close()
+
+
 class Clock:
     def __init__(self) -> None:
         self.now = 1000.0
@@ -44,12 +58,8 @@ async def store(request: pytest.FixtureRequest) -> AsyncIterator[IdempotencyStor
         return
     if REDIS is None:
         pytest.skip("redis-server is not installed")
-    async with redis_server() as redis:
-        config = RedisConfig(redis.url, prefix="test:")
-        store = RedisIdempotencyStore(config, ttl_seconds=60)
+    async with redis_store(ttl_seconds=60) as (_, store):
         yield store
-        await store.close()
-        await config.close()
 
 
 class Shop:
@@ -195,9 +205,7 @@ async def test_records_expire_after_the_ttl() -> None:
 
 @pytest.mark.skipif(REDIS is None, reason="redis-server is not installed")
 async def test_redis_records_expire_after_the_ttl() -> None:
-    async with redis_server() as redis:
-        config = RedisConfig(redis.url)
-        store = RedisIdempotencyStore(config, ttl_seconds=0.3)
+    async with redis_store(ttl_seconds=0.3) as (config, store):
         shop = Shop(store)
         async with shop.client() as client:
             await client.call_tool("charge", {"amount": 1}, idempotency_key="k")
@@ -209,8 +217,6 @@ async def test_redis_records_expire_after_the_ttl() -> None:
                 await asyncio.sleep(0.05)
             late = await client.call_tool("charge", {"amount": 1}, idempotency_key="k")
         assert not late.replayed and shop.runs == 2
-        await store.close()
-        await config.close()
 
 
 async def test_memory_records_are_bounded() -> None:
@@ -284,9 +290,7 @@ async def test_a_server_without_the_extension_is_unchanged() -> None:
 
 @pytest.mark.skipif(REDIS is None, reason="redis-server is not installed")
 async def test_a_running_call_keeps_its_redis_lease() -> None:
-    async with redis_server() as redis:
-        config = RedisConfig(redis.url)
-        store = RedisIdempotencyStore(config, lease_seconds=0.3)
+    async with redis_store(lease_seconds=0.3) as (config, store):
         shop = Shop(store)
         async with shop.client() as client:
             first, call = await shop.held_call(client, 1)
@@ -302,15 +306,11 @@ async def test_a_running_call_keeps_its_redis_lease() -> None:
             shop.gate.set()
             assert [r.replayed for r in await asyncio.gather(first, duplicate)] == [False, True]
         assert shop.runs == 1
-        await store.close()
-        await config.close()
 
 
 @pytest.mark.skipif(REDIS is None, reason="redis-server is not installed")
 async def test_a_claim_whose_instance_died_frees_the_key_after_its_lease() -> None:
-    async with redis_server() as redis:
-        config = RedisConfig(redis.url)
-        store = RedisIdempotencyStore(config)
+    async with redis_store() as (config, store):
         shop = Shop(store)
         record = config.key("idempotency", record_id(None, "charge", "k"))
         digest = argument_digest({"amount": 1}).encode()
@@ -318,8 +318,6 @@ async def test_a_claim_whose_instance_died_frees_the_key_after_its_lease() -> No
         async with shop.client() as client:
             result = await client.call_tool("charge", {"amount": 1}, idempotency_key="k")
         assert result.text == "charged 1 (run 1)" and not result.replayed
-        await store.close()
-        await config.close()
 
 
 async def test_a_repeat_of_a_task_call_follows_the_same_task() -> None:
