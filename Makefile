@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN     = $(VENV)/bin
 STAMP   = $(VENV)/.installed-stamp
 
-.PHONY: test lint typecheck unit demo conformance bench clean
+.PHONY: test lint typecheck unit demo docs conformance bench clean eval-tools
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { echo "mcpkit needs Python 3.11+ (set PYTHON=...)"; exit 1; }
@@ -14,8 +14,8 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests examples
-	$(BIN)/ruff format --check src tests examples
+	$(BIN)/ruff check src tests examples eval
+	$(BIN)/ruff format --check src tests examples eval
 
 typecheck: $(STAMP)
 	$(BIN)/mypy
@@ -28,6 +28,19 @@ test: lint typecheck unit
 demo: $(STAMP)
 	$(BIN)/python examples/northwind/demo.py
 
+# search_tools over 26 real tool catalogues and 134 labelled requests (about 2 minutes).
+eval-tools: $(STAMP)
+	$(BIN)/python eval/tool_search.py
+
+# The documentation site (MkDocs Material, strict: any warning fails) into site/.
+DOCS_STAMP = $(VENV)/.docs-stamp
+$(DOCS_STAMP): $(STAMP)
+	$(BIN)/pip install -q -e '.[dev,docs]'
+	touch $(DOCS_STAMP)
+
+docs: $(DOCS_STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
 conformance: $(STAMP)
 	bash ../shared/conformance/run.sh --baseline conformance/baseline.txt \
 	  server '$(BIN)/python tests/conformance/everything_server.py --port $$PORT' 2026-07-28,2025-11-25
@@ -39,4 +52,4 @@ bench:
 	bash bench/run_bench.sh
 
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache conformance-results
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache conformance-results site .cache

@@ -99,6 +99,12 @@ async def amain(n: int, rounds: int) -> None:
         NoWatcherApp = None  # type: ignore[assignment,misc]
 
     app = StreamableHTTPApp(server)
+    with_mw = build(2)
+
+    async def no_op(call: Any, call_next: Any) -> Any:
+        return await call_next(call)
+
+    with_mw.add_middleware(no_op)
     gc.collect()
     for _ in range(rounds):
         rec("ASGI app, whole request (HTTP path)", await bench_asgi(app, bodies))
@@ -108,6 +114,7 @@ async def amain(n: int, rounds: int) -> None:
         rec("  jsonrpc.decode (orjson.loads + parse)", bench_sync(jsonrpc.decode, [(b,) for b in bodies]))
         rec("  Server.read_meta", bench_sync(server.read_meta, [(m.params,) for m in msgs]))
         rec("  Server.handle (tools/call)", await bench_coro(server.handle, list(zip(msgs, metas, [None] * n))))
+        rec("  Server.handle (tools/call), one no-op middleware", await bench_coro(with_mw.handle, list(zip(msgs, metas, [None] * n))))
         rec("    Tool.call", await bench_coro(tool.call, [(m.params["arguments"], None) for m in msgs]))
         rec("      Signature.validate (pydantic)", bench_sync(tool.signature.validate, [(m.params["arguments"],) for m in msgs]))
         rec("  encode_result (orjson)", bench_sync(jsonrpc.encode_result, [(m.id, {"resultType": "complete", "content": [{"type": "text", "text": "x"}]}) for m in msgs]))

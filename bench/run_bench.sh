@@ -25,25 +25,35 @@ OUT=${OUT:-$here/results/bench-$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$OUT"
 echo "results: $OUT"
 
+# Progress on the terminal: one line per harness leg, then one per later step (4 of them).
+TARGETS=(--targets "$MCPBENCH_DIR/targets.raw.json" --targets "$MCPBENCH_DIR/anchors/targets.json"
+  --targets "$here/targets.json")
+ONLY=raw-http,raw-stdio,mcpkit,sdk,fastmcp,mcpkit-client,sdk-client-on-mcpkit,mcpkit-client-on-sdk,sdk-client
+TOTAL=$("$G" "$here/progress.py" plan "${TARGETS[@]}" --only "$ONLY" \
+  --transports http,stdio --repeat "$REPEAT" --extra 4)
+step() { "$G" "$here/progress.py" step --n $((TOTAL - 4 + $1)) --total "$TOTAL" --start "$start" "$2"; }
+
 # 1. servers and clients, interleaved per repeat (about 6 min per repeat on 2 cores)
-"$G" "$MCPBENCH_DIR/run.py" \
-  --targets "$MCPBENCH_DIR/targets.raw.json" --targets "$MCPBENCH_DIR/anchors/targets.json" \
-  --targets "$here/targets.json" \
-  --only raw-http,raw-stdio,mcpkit,sdk,fastmcp,mcpkit-client,sdk-client-on-mcpkit,mcpkit-client-on-sdk,sdk-client \
+"$G" "$MCPBENCH_DIR/run.py" "${TARGETS[@]}" --only "$ONLY" \
   --transports http,stdio --eras modern,legacy --ops tools/call:echo --concurrency 1,16,64 \
   --duration "$DURATION" --warmup "$WARMUP" --cold-starts "$COLD_STARTS" \
   --list-tools 100 --list-duration 2 --repeat "$REPEAT" --port-base "$PORT_BASE" \
-  --out-dir "$OUT/harness" > "$OUT/harness-tables.md" 2> "$OUT/harness.log"
+  --out-dir "$OUT/harness" 2>&1 > "$OUT/harness-tables.md" \
+  | "$G" "$here/progress.py" follow --total "$TOTAL" --start "$start" --log "$OUT/harness.log"
 # 2. MRTR round vs plain call, mcpkit and the SDK
+step 1 "MRTR round vs plain call"
 "$G" "$here/mrtr_bench.py" --servers mcpkit,sdk --concurrency 1,16 --duration "$DURATION" \
   --warmup "$WARMUP" --repeat "$REPEAT" --port-base $((PORT_BASE + 600)) --out "$OUT/mrtr" \
   > /dev/null 2> "$OUT/mrtr.log"
 # 3. two instances, round-robin, MRTR retries across instances
+step 2 "two instances"
 "$G" "$here/two_instances.py" --concurrency 16 --duration "$DURATION" --warmup "$WARMUP" \
   --repeat "$REPEAT" --port-base $((PORT_BASE + 800)) --out "$OUT/two" 2> "$OUT/two.log"
 # 4. import time of the installed package
+step 3 "import time"
 "$MCPKIT_PY" "$here/import_time.py" --python "$MCPKIT_PY" -n 10 --json "$OUT/import_time.json" \
   mcpkit "from mcpkit import Server" "from mcpkit.client import Client" > /dev/null
 # 5. the report
+step 4 "report"
 "$G" "$here/perf_report.py" "$OUT" --docs "$repo/docs" --wall-seconds $(($(date +%s) - start))
 echo "wrote $repo/docs/performance.md and performance.png in $(( ($(date +%s) - start) / 60 )) min"

@@ -7,34 +7,14 @@ import asyncio
 import contextlib
 import os
 import shutil
-import socket
 import sys
 import tempfile
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+from support import free_port, wait_port
+
 REDIS = shutil.which("redis-server")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-async def wait_port(port: int, proc: asyncio.subprocess.Process, seconds: float = 20) -> None:
-    """Readiness: the port accepts a connection (no event exists for another process's bind)."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + seconds
-    while True:
-        try:
-            _, writer = await asyncio.open_connection("127.0.0.1", port)
-            writer.close()
-            return
-        except OSError:
-            if proc.returncode is not None or loop.time() > deadline:
-                raise RuntimeError(f"nothing listens on {port}") from None
-            await asyncio.sleep(0.05)
 
 
 async def stop(proc: asyncio.subprocess.Process) -> None:

@@ -123,7 +123,8 @@ def test_run_command_errors(tmp_path: Path) -> None:
     assert no_obj.exit_code == 1
     assert "no attribute 'absent'" in no_obj.stderr
     bad_transport = invoke("run", str(path), "--transport", "carrier-pigeon")
-    assert bad_transport.exit_code == 2
+    assert bad_transport.exit_code == 1
+    assert bad_transport.stderr.count("\n") == 1 and "--transport" in bad_transport.stderr
 
 
 # -- client commands over stdio ------------------------------------------------------
@@ -230,9 +231,11 @@ def test_unreachable_http_server_is_one_line() -> None:
         ("discover", "-H", "NoColon", "http://localhost:1/mcp"),
     ],
 )
-def test_usage_errors_exit_2(argv: tuple[str, ...]) -> None:
+def test_usage_errors_are_one_line_exit_1(argv: tuple[str, ...]) -> None:
     result = invoke(*argv)
-    assert result.exit_code == 2, result.output
+    assert result.exit_code == 1, result.output
+    assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1, result.stderr
+    assert result.stdout == ""
 
 
 def test_main_entry_point(capsys: pytest.CaptureFixture[str]) -> None:

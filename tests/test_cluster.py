@@ -14,14 +14,14 @@ import orjson
 import pytest
 
 from mcpkit.server.request_state import generate_key
-from processes import RedisProcess, wait_port
-from support import ROOT, headers_for, meta, record, rpc
-from test_http_server import free_port, post
+from processes import RedisProcess
+from support import ROOT, free_port, headers_for, meta, record, rpc, wait_port
+from test_http_server import post
 
 REDIS = shutil.which("redis-server")
 pytestmark = pytest.mark.skipif(
     REDIS is None and not os.environ.get("CI"),
-    reason="redis-server is not installed (CI installs it)",
+    reason="needs redis-server on PATH (apt-get install redis-server; .ci/run installs it)",
 )
 
 

@@ -5,110 +5,36 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sys
-from collections.abc import AsyncIterator, Callable
+import re
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from aiohttp import web
 
-from mcpkit.client.inputs import Elicitation
-from mcpkit.host import ConsentPolicy, Decision, Host, PendingCall, load_config
-from mcpkit.host.conversation import ToolResult
-from support import ROOT
-from test_cluster import wait_port
-from test_http_server import free_port
-
-NORTHWIND = ROOT / "examples/northwind"
-
-
-class RecordingUI:
-    """Non-interactive user: allows everything except cancellations; confirms returns."""
-
-    def __init__(self) -> None:
-        self.events: list[tuple[str, Any]] = []
-
-    def user(self, text: str) -> None:
-        self.events.append(("user", text))
-
-    def assistant(self, text: str) -> None:
-        self.events.append(("assistant", text))
-
-    def tool_call(self, call: PendingCall, decision: Decision) -> None:
-        self.events.append(("call", (call.alias, decision)))
-
-    async def confirm(self, call: PendingCall) -> bool:
-        self.events.append(("confirm", call.alias))
-        return not call.tool.startswith("cancel")
-
-    def tool_result(self, call: PendingCall, result: ToolResult) -> None:
-        self.events.append(("result", (call.alias, result.is_error)))
-
-    def progress(
-        self, call: PendingCall, progress: float, total: float | None, message: str | None
-    ) -> None:
-        self.events.append(("progress", call.alias))
-
-    async def elicit(self, server: str, request: Elicitation) -> dict[str, Any]:
-        self.events.append(("elicit", server))
-        return {"action": "accept", "content": {"confirm": True}}
-
-    def warn(self, text: str) -> None:
-        self.events.append(("warn", text))
-
-    def info(self, text: str) -> None:
-        self.events.append(("info", text))
+from host_support import (
+    NORTHWIND,
+    FakeAPI,
+    RecordingUI,
+    anthropic_reply,
+    api_path,
+    make_model,
+    northwind_http,
+    openai_reply,
+    tool_names,
+    tool_results,
+)
+from mcpkit.host import ConsentPolicy, Host, load_config
 
 
 @pytest.fixture
 async def northwind() -> AsyncIterator[dict[str, str]]:
-    ports = {"WAREHOUSE_PORT": free_port(), "RETURNS_PORT": free_port()}
-    procs = []
-    for script, key in (
-        ("warehouse_server.py", "WAREHOUSE_PORT"),
-        ("returns_server.py", "RETURNS_PORT"),
-    ):
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable, str(NORTHWIND / script), str(ports[key])
-        )
-        procs.append(proc)
-        await wait_port(ports[key], proc)
-    yield {"PYTHON": sys.executable, **{k: str(v) for k, v in ports.items()}}
-    for proc in procs:
-        proc.terminate()
-    await asyncio.gather(*(p.wait() for p in procs))
+    async with northwind_http() as env:
+        yield env
 
 
-class FakeAPI:
-    """A loopback model API: records each request body, answers with the next scripted reply."""
-
-    def __init__(
-        self, path: str, replies: list[Callable[[dict[str, Any]], dict[str, Any]]]
-    ) -> None:
-        self.path = path
-        self.replies = replies
-        self.requests: list[dict[str, Any]] = []
-        self.runner: web.AppRunner | None = None
-        self.url = ""
-
-    async def handle(self, request: web.Request) -> web.Response:
-        body = await request.json()
-        self.requests.append(body)
-        return web.json_response(self.replies[len(self.requests) - 1](body))
-
-    async def __aenter__(self) -> FakeAPI:
-        app = web.Application()
-        app.router.add_post(self.path, self.handle)
-        self.runner = web.AppRunner(app)
-        await self.runner.setup()
-        port = free_port()
-        await web.TCPSite(self.runner, "127.0.0.1", port).start()
-        self.url = f"http://127.0.0.1:{port}"
-        return self
-
-    async def __aexit__(self, *exc: Any) -> None:
-        assert self.runner is not None
-        await self.runner.cleanup()
+#: Stands for the reservation handle the warehouse returned (read from the conversation).
+RESERVATION = "<reservation>"
+HANDLE_RE = re.compile(r"reservation_[A-Za-z0-9_-]{24}")
 
 
 # -- the script, in provider-neutral form: each step is a list of (tool, args) or a final text --
@@ -124,101 +50,39 @@ STEPS: list[list[tuple[str, dict[str, Any]]] | str] = [
     ],
     "Return created and replacement reserved.",
     [
-        ("warehouse__cancel_reservation", {"reservation_id": "R-501"}),
+        ("warehouse__cancel_reservation", {"reservation_id": RESERVATION}),
         ("returns__list_orders", {"customer_id": "C-2002"}),
-        ("warehouse__reservation_status", {"reservation_id": "R-501"}),
+        ("warehouse__reservation_status", {"reservation_id": RESERVATION}),
     ],
     "Done.",
 ]
 TURNS = [
     "Where is NW-1042 (and NW-0000)?",
     "Return ORD-7 and reserve a new kettle.",
-    "Cancel R-501; list C-2002's orders.",
+    "Cancel that reservation; list C-2002's orders.",
 ]
 
 
-def anthropic_reply(step: Any, n: int) -> dict[str, Any]:
-    base = {
-        "id": f"msg_{n}",
-        "type": "message",
-        "role": "assistant",
-        "model": "fake",
-        "stop_sequence": None,
-        "usage": {"input_tokens": 1, "output_tokens": 1},
-    }
+def with_handle(step: Any, body: dict[str, Any]) -> Any:
+    """The step with the reservation handle the server returned earlier in `body`."""
     if isinstance(step, str):
-        return {**base, "content": [{"type": "text", "text": step}], "stop_reason": "end_turn"}
-    content = [
-        {"type": "tool_use", "id": f"toolu_{n}_{i}", "name": name, "input": args}
-        for i, (name, args) in enumerate(step)
+        return step
+    found = HANDLE_RE.findall(json.dumps(body))
+    handle = found[-1] if found else RESERVATION
+    return [
+        (name, {k: handle if v == RESERVATION else v for k, v in args.items()})
+        for name, args in step
     ]
-    return {**base, "content": content, "stop_reason": "tool_use"}
-
-
-def openai_reply(step: Any, n: int) -> dict[str, Any]:
-    base = {
-        "id": f"chatcmpl-{n}",
-        "object": "chat.completion",
-        "created": 0,
-        "model": "fake",
-        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-    }
-    if isinstance(step, str):
-        message: dict[str, Any] = {"role": "assistant", "content": step}
-        return {**base, "choices": [{"index": 0, "message": message, "finish_reason": "stop"}]}
-    calls = [
-        {
-            "id": f"call_{n}_{i}",
-            "type": "function",
-            "function": {"name": name, "arguments": json.dumps(args)},
-        }
-        for i, (name, args) in enumerate(step)
-    ]
-    message = {"role": "assistant", "content": None, "tool_calls": calls}
-    return {**base, "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls"}]}
-
-
-def tool_names(provider: str, body: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    if provider == "anthropic":
-        return {t["name"]: t["input_schema"] for t in body["tools"]}
-    return {t["function"]["name"]: t["function"]["parameters"] for t in body["tools"]}
-
-
-def tool_results(provider: str, body: dict[str, Any]) -> list[tuple[str, bool]]:
-    """(text, is_error) of the tool results in the last message(s) of a request."""
-    if provider == "anthropic":
-        last = body["messages"][-1]["content"]
-        return [(" ".join(c.get("text", "") for c in r["content"]), r["is_error"]) for r in last]
-    out = []
-    for m in reversed(body["messages"]):
-        if m["role"] != "tool":
-            break
-        out.append((m["content"], m["content"].startswith("ERROR: ")))
-    return list(reversed(out))
 
 
 @pytest.mark.parametrize("provider", ["anthropic", "openai"])
 async def test_host_with_real_sdk(provider: str, northwind: dict[str, str]) -> None:
     make = anthropic_reply if provider == "anthropic" else openai_reply
-    replies = [lambda body, s=step, n=n: make(s, n) for n, step in enumerate(STEPS)]
-    path = "/v1/messages" if provider == "anthropic" else "/v1/chat/completions"
-    async with FakeAPI(path, replies) as api:
-        if provider == "anthropic":
-            import anthropic
-
-            from mcpkit.host.models.anthropic import AnthropicModel
-
-            model: Any = AnthropicModel(
-                "fake", client=anthropic.AsyncAnthropic(api_key="test", base_url=api.url)
-            )
-        else:
-            import openai
-
-            from mcpkit.host.models.openai import OpenAIModel
-
-            model = OpenAIModel(
-                "fake", client=openai.AsyncOpenAI(api_key="test", base_url=api.url + "/v1")
-            )
+    replies = [
+        lambda body, s=step, n=n: make(with_handle(s, body), n) for n, step in enumerate(STEPS)
+    ]
+    async with FakeAPI(api_path(provider), replies) as api:
+        model = make_model(provider, api)
         config = load_config(NORTHWIND / "northwind.json", env=northwind)
         ui = RecordingUI()
         async with Host(config, model=model, ui=ui, policy=ConsentPolicy()) as host:
@@ -250,7 +114,7 @@ async def test_host_with_real_sdk(provider: str, northwind: dict[str, str]) -> N
     # One elicitation round (returns asked the user), and the reservation was made.
     assert ("elicit", "returns") in ui.events
     (ret, ret_err), (res, _) = tool_results(provider, bodies[3])
-    assert '"created"' in ret and not ret_err and "R-501" in res
+    assert '"created"' in ret and not ret_err and HANDLE_RE.search(res)  # a state handle
     # list_changed between turns: the new warehouse tool is offered afterwards.
     assert "warehouse__reservation_status" in tool_names(provider, bodies[4])
     # The denied destructive call never reached the server: the reservation is still held.

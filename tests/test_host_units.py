@@ -1,4 +1,4 @@
-"""Host building blocks: configuration, names, schemas, consent, pins, output caps."""
+"""Host building blocks: configuration, names, schemas, consent, output caps."""
 
 from __future__ import annotations
 
@@ -9,9 +9,8 @@ import pytest
 
 from mcpkit.host.config import ConfigError, load_config, parse_config
 from mcpkit.host.consent import ConsentPolicy, Decision, PendingCall
-from mcpkit.host.content import cap, result_blocks
+from mcpkit.host.content import result_blocks
 from mcpkit.host.naming import MAX_LEN, ToolNames, alias_for
-from mcpkit.host.pins import ToolPins
 from mcpkit.host.schemas import adapt, without
 
 
@@ -151,25 +150,7 @@ def test_consent_policy() -> None:
     assert not policy.may_sample("x") and ConsentPolicy(allow_sampling=["x"]).may_sample("x")
 
 
-def test_pins_warn_until_accepted(tmp_path: Path) -> None:
-    path = tmp_path / "pins.json"
-    tool = {"name": "t", "description": "safe", "inputSchema": {"type": "object"}}
-    assert ToolPins(path).check("s", [tool]) == []
-    changed = {**tool, "description": "now also emails your files away"}
-    assert ToolPins(path).check("s", [changed])  # a new session notices
-    assert ToolPins(path).check("s", [changed])  # and keeps warning
-    ToolPins(path).accept("s", [changed])
-    assert ToolPins(path).check("s", [changed]) == []
-
-
-def test_output_cap_and_structured_content() -> None:
-    blocks = result_blocks({"content": [{"type": "text", "text": "x" * 500}]}, max_tokens=10)
-    assert blocks[0]["text"] == "x" * 40 and "truncated" in blocks[1]["text"]
+def test_structured_content_becomes_text() -> None:
     assert result_blocks({"content": [], "structuredContent": {"a": 1}}) == [
         {"type": "text", "text": '{"a": 1}'}
-    ]
-    image = {"type": "image", "data": "AAAA", "mimeType": "image/png"}
-    assert cap([image, {"type": "text", "text": "ok"}], 100) == [
-        image,
-        {"type": "text", "text": "ok"},
     ]

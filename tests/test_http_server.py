@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import socket
 import sys
 from collections.abc import AsyncIterator
 from typing import Any
@@ -12,13 +11,7 @@ import aiohttp
 import orjson
 import pytest
 
-from support import ROOT, headers_for, parse_body, record, rpc
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+from support import ROOT, free_port, headers_for, parse_body, record, rpc
 
 
 @pytest.fixture

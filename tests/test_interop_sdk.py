@@ -1,24 +1,19 @@
 """Interop: the mcpkit client against the official SDK server (`mcp==2.3.0`, its MCPServer),
 in both eras, over stdio and HTTP. The SDK runs from its own venv, made here once and reused
-(~/.cache/mcpkit-interop, or MCPKIT_INTEROP_SDK_PY=/path/to/python)."""
+(.cache/interop in the repository, or MCPKIT_INTEROP_SDK_PY=/path/to/python)."""
 
 from __future__ import annotations
 
 import asyncio
-import os
-import subprocess
-import sys
 from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
+import interop_support
 from mcpkit.client import Client
 from mcpkit.client.inputs import Elicitation
-from support import ROOT
-from test_cluster import wait_port
-from test_http_server import free_port
+from support import ROOT, free_port, wait_port
 
 SDK_VERSION = "2.3.0"
 SERVER = ROOT / "tests/interop/sdk_server.py"
@@ -26,20 +21,9 @@ SERVER = ROOT / "tests/interop/sdk_server.py"
 
 @pytest.fixture(scope="session")
 def sdk_python() -> str:
-    override = os.environ.get("MCPKIT_INTEROP_SDK_PY")
-    if override:
-        return override
-    venv = Path.home() / ".cache/mcpkit-interop" / f"mcp-{SDK_VERSION}"
-    python = venv / "bin/python"
-    stamp = venv / ".ready"
-    if not stamp.exists():
-        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-        subprocess.run(
-            [str(python), "-m", "pip", "install", "-q", f"mcp=={SDK_VERSION}", "uvicorn"],
-            check=True,
-        )
-        stamp.touch()
-    return str(python)
+    return str(
+        interop_support.sdk_python(SDK_VERSION, "uvicorn", override_env="MCPKIT_INTEROP_SDK_PY")
+    )
 
 
 @pytest.fixture

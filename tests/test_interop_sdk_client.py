@@ -2,7 +2,7 @@
 drives mcpkit's dual-era server over stdio and Streamable HTTP. Its elicitation is answered
 through a real server→client request, by the same tool code the modern MRTR test below drives.
 
-The SDK lives in its own venv under ~/.cache/mcpkit-interop/ (or MCPKIT_INTEROP_SDK1_PY=python
+The SDK lives in its own venv under the repository's .cache/interop/ (or MCPKIT_INTEROP_SDK1_PY=python
 of a venv that has it), created once from PyPI with pip and reused.
 """
 
@@ -10,39 +10,23 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from support import ROOT, AsgiClient, rpc
-from test_http_server import free_port
+import interop_support
+from support import ROOT, AsgiClient, free_port, rpc, wait_port
 
 SDK_VERSION = "1.30.0"  # the last 1.x line: a 2025-11-25 client
-VENV = Path.home() / ".cache/mcpkit-interop" / f"mcp-{SDK_VERSION}"
 CLIENT = ROOT / "tests/interop/sdk_client.py"
 FIXTURE = ROOT / "tests/conformance/everything_server.py"
 
 
 @pytest.fixture(scope="module")
 def sdk1_python() -> Path:
-    override = os.environ.get("MCPKIT_INTEROP_SDK1_PY")
-    if override:
-        return Path(override)
-    python = VENV / "bin/python"
-    stamp = VENV / ".ready"
-    if not stamp.exists():
-        subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True)
-        subprocess.run(
-            [str(python), "-m", "pip", "install", "-q", f"mcp=={SDK_VERSION}"],
-            check=True,
-            timeout=900,
-        )
-        stamp.touch()
-    return python
+    return interop_support.sdk_python(SDK_VERSION, override_env="MCPKIT_INTEROP_SDK1_PY")
 
 
 async def run_client(python: Path, *args: str) -> dict[str, Any]:
@@ -87,8 +71,6 @@ async def test_official_sdk_client_over_http(sdk1_python: Path) -> None:
         sys.executable, str(FIXTURE), "--port", str(port), stderr=asyncio.subprocess.DEVNULL
     )
     try:
-        from test_cluster import wait_port
-
         await wait_port(port, server)
         check(await run_client(sdk1_python, "http", f"http://127.0.0.1:{port}/mcp"))
     finally:
@@ -138,7 +120,6 @@ async def test_mcpkit_client_in_legacy_mode(transport: str) -> None:
         server = await asyncio.create_subprocess_exec(
             sys.executable, str(FIXTURE), "--port", str(port), stderr=asyncio.subprocess.DEVNULL
         )
-        from test_cluster import wait_port
 
         await wait_port(port, server)
         target = f"http://127.0.0.1:{port}/mcp"

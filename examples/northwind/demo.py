@@ -22,7 +22,7 @@ from rich.console import Console
 from rich.rule import Rule
 
 from mcpkit.client.inputs import Elicitation
-from mcpkit.host import ConsentPolicy, Host, PendingCall, load_config, make_model
+from mcpkit.host import ConsentPolicy, Host, PendingCall, ToolSettings, load_config, make_model
 from mcpkit.host.models.base import ModelAdapter
 from mcpkit.host.terminal import TerminalUI
 
@@ -32,9 +32,11 @@ sys.path.insert(0, str(HERE))
 
 from script import (  # noqa: E402
     LOGISTICS_TURNS,
+    PLANNER_TURNS,
     RETURNS_TURNS,
     SUPPORT_TURNS,
     logistics_model,
+    planner_model,
     returns_model,
     support_model,
 )
@@ -84,9 +86,16 @@ async def run_agent(
     async with Host(
         config, model=model, ui=ui, policy=ConsentPolicy(), servers=spec["servers"]
     ) as host:
-        tools = sorted(t.name for t in host.fleet.catalog())
-        console.print(f"[dim]tools offered to the model: {', '.join(tools)}[/]")
-        agent = host.agent(system=spec["system"])
+        settings = ToolSettings.from_config(spec.get("tools"), f"agent {name!r}: tools")
+        agent = host.agent(system=spec["system"], tools=settings)
+        offered = sorted(t.name for t in await agent.tools())
+        if agent.catalog.deferred:
+            console.print(
+                f"[dim]{len(agent.catalog.selected)} tools are over this agent's budget of "
+                f"{settings.budget} tokens: deferred loading; offered first: {', '.join(offered)}[/]"
+            )
+        else:
+            console.print(f"[dim]tools offered to the model: {', '.join(offered)}[/]")
         for turn in turns:
             await agent.ask(turn)
 
@@ -113,6 +122,7 @@ async def main() -> None:
             ("support", support_model, SUPPORT_TURNS),
             ("logistics", logistics_model, LOGISTICS_TURNS),
             ("returns-desk", returns_model, RETURNS_TURNS),
+            ("planner", planner_model, PLANNER_TURNS),
         ]
         for name, scripted, turns in plan:
             await run_agent(

@@ -44,7 +44,15 @@ class StaticTokens:
 async def create_return(
     order_id: str, reason: str, customer: Customer, ctx: Context
 ) -> dict[str, str]:
-    """Open a return for one of the caller's orders; the customer confirms first."""
+    """Open a return for one of the caller's orders; the customer confirms it first.
+
+    Use it when a customer wants to send an item back. Returns the return's status and, once
+    created, its RMA number.
+
+    Args:
+        order_id: The order to return, such as ORD-7 (one of the caller's).
+        reason: Why the item goes back, in the customer's words.
+    """
     order = ORDERS.get(order_id)
     if order is None or order[0] != customer:
         raise ToolError(f"No order {order_id!r} for this customer.")
@@ -68,7 +76,10 @@ async def create_return(
 
 @server.tool()
 async def list_orders(customer: Customer) -> list[dict[str, str]]:
-    """The caller's orders."""
+    """List the orders of the customer you are talking to.
+
+    Use it when the customer asks about their orders or you need an order id. Returns each
+    order's id and SKU; other customers' orders are never shown."""
     return [{"order_id": o, "sku": sku} for o, (c, sku) in ORDERS.items() if c == customer]
 
 

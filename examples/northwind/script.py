@@ -7,6 +7,7 @@ tool calls are fixed but the answers quote what the real servers returned.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from mcpkit.host.conversation import AssistantMessage, Message, ToolCall, ToolResults, ToolSpec
@@ -15,7 +16,7 @@ from mcpkit.host.models.scripted import ScriptedModel
 SUPPORT_TURNS = [
     "Hi, this is Dana. Where is my parcel NW-1042, and is the blue kettle (KET-BLUE) in stock?",
     "The kettle from order ORD-7 arrived cracked. Please open a return and reserve a replacement.",
-    "Thanks. Also cancel reservation R-501, track NW-0000, and list the orders of customer C-2002.",
+    "Thanks. Also cancel that reservation, track NW-0000, and list the orders of customer C-2002.",
 ]
 
 
@@ -80,9 +81,21 @@ def step_answer_return(history: list[Message], tools: list[ToolSpec]) -> Assista
     )
 
 
+def _reservation_id(history: list[Message]) -> str:
+    """The reservation handle the warehouse returned earlier in the conversation."""
+    for m in reversed(history):
+        if isinstance(m, ToolResults):
+            for r in m.results:
+                for b in r.content:
+                    text = b.get("text", "") if b.get("type") == "text" else ""
+                    if '"reservation_id"' in text:
+                        return str(json.loads(text)["reservation_id"])
+    return "unknown"
+
+
 def step_cancel_track_list(history: list[Message], tools: list[ToolSpec]) -> AssistantMessage:
     return _calls(
-        ("warehouse__cancel_reservation", {"reservation_id": "R-501"}),
+        ("warehouse__cancel_reservation", {"reservation_id": _reservation_id(history)}),
         ("shipping__track_parcel", {"parcel_id": "NW-0000"}),
         ("returns__list_orders", {"customer_id": "C-2002"}),
     )
@@ -140,3 +153,42 @@ def returns_model() -> ScriptedModel:
         return AssistantMessage(f"Your orders: {ids}.")
 
     return ScriptedModel([ask, answer])
+
+
+PLANNER_TURNS = ["Which SKU moved most in the last 5 days? Read the whole stock movement log."]
+
+
+def planner_model() -> ScriptedModel:
+    """Deferred loading and a paged result: the planner's catalogue is over its budget, so it
+    searches for the tool first; the log is over its output budget, so it pages through it."""
+
+    def search(history: list[Message], tools: list[ToolSpec]) -> AssistantMessage:
+        return _calls(("search_tools", {"query": "stock movement log"}))
+
+    def call(history: list[Message], tools: list[ToolSpec]) -> AssistantMessage:
+        assert "warehouse__stock_movements" in {t.name for t in tools}  # offered after search
+        return _calls(("warehouse__stock_movements", {"days": 5}))
+
+    def page(history: list[Message], tools: list[ToolSpec]) -> AssistantMessage:
+        text = " ".join(str(r["value"]) for r in _last_results(history))
+        found = re.search(r'handle "(r\d+)" and offset (\d+)', text) or re.search(
+            r'next: read_result handle "(r\d+)" offset (\d+)', text
+        )
+        if found is None:  # the end of the log
+            return AssistantMessage(_busiest(history))
+        handle, offset = found.group(1), int(found.group(2))
+        return _calls(("read_result", {"handle": handle, "offset": offset}))
+
+    return ScriptedModel([search, call, *[page] * 10])
+
+
+def _busiest(history: list[Message]) -> str:
+    moved: dict[str, int] = {}
+    for m in history:
+        if isinstance(m, ToolResults):
+            for r in m.results:
+                for b in r.content:
+                    for sku, qty in re.findall(r"day \d+ (\S+) [+-](\d+)", b.get("text", "")):
+                        moved[sku] = moved.get(sku, 0) + int(qty)
+    sku, units = max(moved.items(), key=lambda kv: kv[1])
+    return f"{sku} moved most: {units} units in and out over 5 days (read in pages)."

@@ -28,7 +28,14 @@ PARCELS = {
     annotations=ToolAnnotations(title="Track parcel", read_only_hint=True, open_world_hint=False)
 )
 async def track_parcel(parcel_id: str) -> dict[str, str]:
-    """Where a parcel is: status, carrier, estimated delivery date and last scan."""
+    """Find out where a Northwind parcel is.
+
+    Use it when a customer asks about a delivery. Returns the parcel's status, carrier,
+    estimated delivery date and last scan.
+
+    Args:
+        parcel_id: The parcel id printed on the shipping notice, such as NW-1042.
+    """
     parcel = PARCELS.get(parcel_id.strip().upper())
     if parcel is None:
         raise ToolError(f"No parcel {parcel_id!r}; parcel ids look like NW-1042.")

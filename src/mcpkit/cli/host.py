@@ -8,6 +8,8 @@ from typing import Annotated, Any
 
 import typer
 
+from .errors import CLIError, describe_model_error, did_you_mean
+
 ConfigOpt = Annotated[
     Path | None,
     typer.Option(
@@ -26,7 +28,49 @@ def _load(config: Path | None) -> Any:
     try:
         return load_config(config)
     except ConfigError as exc:
-        raise typer.BadParameter(str(exc)) from None
+        raise CLIError(str(exc)) from None
+
+
+_KEYS = {"anthropic": ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"), "openai": ("OPENAI_API_KEY",)}
+
+
+def _model(spec: str | None) -> Any:
+    """The model adapter for `--model`, after checking its SDK and credentials (one line each)."""
+    import os
+
+    from ..host import make_model
+
+    provider = spec.partition(":")[0] if spec else None
+    keys = _KEYS.get(provider or "")
+    if keys and not any(os.environ.get(k) for k in keys):
+        other = "openai:NAME" if provider == "anthropic" else "anthropic:NAME"
+        raise CLIError(f"{spec} needs an API key: export {keys[0]}=... (or use --model {other})")
+    try:
+        return make_model(spec)
+    except ImportError as exc:
+        extra = provider or "anthropic"
+        raise CLIError(f"{exc}: pip install 'mcpkit[{extra}]'") from None
+    except ValueError as exc:
+        raise CLIError(str(exc)) from None
+    except Exception as exc:  # the SDK refused its configuration (e.g. a missing key)
+        line = describe_model_error(exc)
+        if line is None:
+            raise
+        raise CLIError(line) from None
+
+
+class _Waiting:
+    """The model, with a spinner and the elapsed time while each turn is computed."""
+
+    def __init__(self, model: Any) -> None:
+        self.model = model
+        self.name: str = model.name
+
+    async def complete(self, system: str | None, history: list[Any], tools: list[Any]) -> Any:
+        from .spinner import waiting
+
+        with waiting(f"{self.name} is thinking"):
+            return await self.model.complete(system, history, tools)
 
 
 def _agent_spec(
@@ -36,11 +80,18 @@ def _agent_spec(
     if agent is None:
         return servers, None
     if agent not in agents:
-        raise typer.BadParameter(
-            f"no agent {agent!r} in the configuration (have: {', '.join(agents) or 'none'})"
-        )
+        hint = did_you_mean(agent, agents) or f" (have: {', '.join(agents) or 'none'})"
+        raise CLIError(f"no agent {agent!r} in the configuration{hint}")
     spec = agents[agent]
     return servers or spec.get("servers"), spec.get("system")
+
+
+def _check_servers(config: Any, servers: list[str] | None) -> None:
+    names = list(config.servers)
+    for name in servers or []:
+        if name not in names:
+            hint = did_you_mean(name, names) or f" (have: {', '.join(names) or 'none'})"
+            raise CLIError(f"no server {name!r} in the configuration{hint}")
 
 
 def tools(
@@ -59,6 +110,7 @@ def tools(
 
     cfg = _load(config)
     console = Console()
+    _check_servers(cfg, servers)
 
     async def work() -> list[Any]:
         fleet = Fleet(cfg, TerminalUI(console), ConsentPolicy(), servers=servers)
@@ -111,51 +163,108 @@ def host(
         list[str] | None,
         typer.Option("--allow", help="Always allow tools matching (e.g. shipping__*)."),
     ] = None,
+    deny: Annotated[
+        list[str] | None, typer.Option("--deny", help="Never allow tools matching.")
+    ] = None,
+    non_interactive: Annotated[
+        bool,
+        typer.Option("--non-interactive", help="Deny what would ask (the default without a TTY)."),
+    ] = False,
+    audit: Annotated[
+        Path | None, typer.Option("--audit", help="Append one JSON line per tool call here.")
+    ] = None,
     system: Annotated[str | None, typer.Option("--system", help="System prompt.")] = None,
+    log_level: Annotated[
+        str | None,
+        typer.Option(
+            "--log-level",
+            "-l",
+            help="Ask the servers for their log messages at this level and above.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Chat with an agent that uses the configured MCP servers, asking before risky calls."""
     import asyncio
+    import sys
+    from dataclasses import replace
 
     from rich.console import Console
-    from rich.prompt import Prompt
+    from rich.prompt import Confirm, Prompt
 
-    from ..host import ConsentPolicy, Host, ToolPins, make_model
+    from ..host import ConsentPolicy, Host
+    from ..host.chat import chat_turn
     from ..host.terminal import TerminalUI
+    from ..protocol.meta import LOG_LEVELS
+    from .output import print_error
+    from .runtime import host_settings, print_servers, review_pins
 
+    if log_level is not None and log_level not in LOG_LEVELS:
+        raise CLIError(f"--log-level {log_level!r}: use one of {', '.join(LOG_LEVELS)}")
     cfg = _load(config)
     chosen, agent_system = _agent_spec(cfg, agent, servers)
-    try:
-        llm = make_model(model)
-    except (ValueError, ImportError) as exc:
-        raise typer.BadParameter(str(exc)) from None
+    _check_servers(cfg, chosen)
+    settings = host_settings(config, cfg)
+    if audit is not None:
+        settings = replace(settings, audit=audit)
+    interactive = not non_interactive and sys.stdin.isatty()
+    llm = _Waiting(_model(model))
     console = Console()
-    pins = ToolPins(Path.home() / ".cache/mcpkit/tool-pins.json")
 
-    async def work() -> None:
-        async with Host(
+    async def turn(session: Any, text: str) -> bool:
+        """One turn; a model API failure is one line and the conversation stays as it was."""
+        kept = len(session.history)
+        try:
+            await chat_turn(session, text)  # also @server:uri and /server:prompt
+        except Exception as exc:
+            line = describe_model_error(exc)
+            if line is None:
+                raise
+            del session.history[kept:]
+            print_error(f"{line} (the conversation is kept: ask again)")
+            return False
+        return True
+
+    async def work() -> int:
+        h = Host(
             cfg,
             model=llm,
             ui=TerminalUI(console),
-            policy=ConsentPolicy(allow=list(allow or [])),
-            pins=pins,
+            policy=ConsentPolicy(
+                allow=list(allow or []), deny=list(deny or []), interactive=interactive
+            ),
             servers=chosen,
-        ) as h:
-            session = h.agent(system=system or agent_system)
+            settings=settings,
+        )
+        for link in h.fleet.links.values():
+            link.log_level = log_level
+        async with h:
+            session = h.agent(system=system or agent_system, name=agent)
             if prompt is not None:
-                await session.ask(prompt)
-                return
+                return 0 if await turn(session, prompt) else 1
+            tools = len(h.fleet.catalog())
             console.print(
-                f"[dim]model {llm.name}; {len(h.fleet.catalog())} tools; empty line or Ctrl-D to quit[/]"
+                f"[dim]{llm.name} with {tools} tool{'' if tools == 1 else 's'} from "
+                f"{len(h.fleet.links)} server{'' if len(h.fleet.links) == 1 else 's'}; "
+                f"/servers lists them; @server:uri attaches a resource, /server:prompt key=value "
+                f"runs a prompt; an empty line or Ctrl-D ends the chat; "
+                f"server logs: {settings.log}[/]"
             )
             while True:
+                if interactive:
+                    await asyncio.to_thread(review_pins, console, h, Confirm.ask)
                 try:
                     text = await asyncio.to_thread(
-                        Prompt.ask, "[bold cyan]you[/]", console=console, default=""
+                        Prompt.ask, "\n[bold cyan]you >[/]", console=console, show_default=False
                     )
                 except EOFError:
-                    return
-                if not text.strip():
-                    return
-                await session.ask(text)
+                    return 0
+                if text.strip() == "/servers":
+                    print_servers(console, h)
+                    continue
+                if not (text or "").strip():
+                    return 0
+                await turn(session, text)
 
-    asyncio.run(work())
+    if asyncio.run(work()):
+        raise typer.Exit(1)

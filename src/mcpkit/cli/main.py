@@ -1,86 +1,107 @@
-"""The `mcpkit` command: `run` a server; `discover`, `list` and `call` a running one.
+"""The `mcpkit` command: `run` a server; `discover`, `list`, `call`, `read` and `prompt` a running
+one; `install` it into an MCP client; `host` an agent over several (`tools` shows its catalogue).
 
-TARGET is an http(s) URL, a command in one string (`"python server.py"`), or a command
-given after `--` (`mcpkit call add a=1 -- python server.py`). Heavy imports (rich,
-aiohttp, the client) happen inside the commands so that startup stays cheap.
+TARGET is an http(s) URL, a server file (`server.py[:OBJ]`, served with this interpreter), a
+command in one string (`"python server.py"`), or a command given after `--` (`mcpkit call add
+a=1 -- python server.py`). Heavy imports (rich, aiohttp, the client) happen inside the commands
+so that startup stays cheap.
+
+Every failure ends the same way: one line on stderr (what failed, why, what to do) and exit
+status 1 — usage errors included; Ctrl-C exits with 130 and no traceback (`MCPKIT_DEBUG=1`
+shows the traceback of an unexpected error).
 """
 
 from __future__ import annotations
 
-import asyncio
+import importlib
 import sys
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Sequence
 from enum import StrEnum
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
+from typing import Annotated, Any
 
 import typer
+from typer.core import TyperGroup
 
 from .._version import __version__
-from .arguments import parse_key_values, split_command_tail
-
-if TYPE_CHECKING:
-    from ..client import Client
+from .arguments import split_command_tail
+from .errors import CLIError, describe, did_you_mean, one_line, show_tracebacks
 
 __all__ = ["app", "main"]
 
-T = TypeVar("T")
+#: click's exceptions, wherever this typer takes click from (recent releases vendor it).
+_clicks: Any = importlib.import_module(typer.BadParameter.__module__)
+
+
+class _Group(TyperGroup):
+    """The root command: turns every way a command can fail into one line on stderr."""
+
+    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+        name = args[0] if args else ""
+        if name and not name.startswith("-") and self.get_command(ctx, name) is None:
+            known = self.list_commands(ctx)
+            hint = did_you_mean(name, known) or f" (commands: {', '.join(known)})"
+            raise _clicks.UsageError(f"no command {name!r}{hint}", ctx)
+        return super().resolve_command(ctx, args)
+
+    def main(  # type: ignore[override]
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
+        code = _guarded(
+            lambda: super(_Group, self).main(
+                args, prog_name, complete_var, standalone_mode=False, **extra
+            )
+        )
+        if standalone_mode:
+            sys.exit(code)
+        return code
+
+
+def _guarded(call: Any) -> int:
+    """Run the command; return its exit status, having printed any failure as one line."""
+    from .output import print_error
+
+    no_args = getattr(_clicks, "NoArgsIsHelpError", ())
+    try:
+        result = call()
+    except no_args as exc:
+        typer.echo(exc.format_message())
+        return 0
+    except _clicks.UsageError as exc:
+        where = exc.ctx.command_path if exc.ctx is not None else "mcpkit"
+        print_error(f"{one_line(exc.format_message()).rstrip('.')} (see '{where} --help')")
+        return 1
+    except _clicks.ClickException as exc:
+        print_error(one_line(exc.format_message()))
+        return 1
+    except typer.Abort:
+        return 130
+    except KeyboardInterrupt:
+        return 130
+    except CLIError as exc:
+        print_error(describe(exc))
+        return exc.exit_code
+    except Exception as exc:
+        if show_tracebacks():
+            raise
+        print_error(describe(exc))
+        return 1
+    return result if isinstance(result, int) else 0
+
 
 app = typer.Typer(
     name="mcpkit",
+    cls=_Group,
     help="Run Model Context Protocol servers and talk to them.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-
-
-class TransportName(StrEnum):
-    stdio = "stdio"
-    http = "http"
-
-
-class ListKind(StrEnum):
-    tools = "tools"
-    resources = "resources"
-    prompts = "prompts"
-    templates = "templates"
-
-
-TargetArg = Annotated[
-    str | None,
-    typer.Argument(
-        metavar="TARGET",
-        help="Server URL, or command to run (one quoted string, or after --).",
-        show_default=False,
-    ),
-]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print the raw JSON result.")]
-TimeoutOpt = Annotated[
-    float, typer.Option("--timeout", "-t", help="Seconds to wait for each response.")
-]
-HeaderOpt = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--header", "-H", help="HTTP header 'Name: value' (repeatable).", show_default=False
-    ),
-]
-EnvOpt = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--env", "-e", help="KEY=VALUE for a stdio server (repeatable).", show_default=False
-    ),
-]
-
-
-def _register_host_commands() -> None:
-    from .host import host, tools
-
-    app.command("host")(host)
-    app.command("tools")(tools)
-
-
-_register_host_commands()
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -105,97 +126,16 @@ def _root(
     """Run Model Context Protocol servers and talk to them."""
 
 
-def _fail(message: str) -> NoReturn:
-    from .output import print_error
-
-    print_error(message)
-    raise typer.Exit(1)
+class TransportName(StrEnum):
+    stdio = "stdio"
+    http = "http"
 
 
-def _run(work: Callable[[], Coroutine[Any, Any, T]]) -> T:
-    """Run the client coroutine; MCP and transport errors become one red line, exit 1."""
-    from ..client.errors import ClientError
-    from ..protocol.errors import MCPError
-
-    try:
-        return asyncio.run(work())
-    except MCPError as exc:
-        _fail(f"{exc.message} (error {exc.code})")
-    except ClientError as exc:
-        _fail(str(exc) or type(exc).__name__)
-    except KeyboardInterrupt:
-        raise typer.Exit(130) from None
-
-
-def _resolve_target(ctx: typer.Context, target: str | None) -> str | list[str]:
-    tail: list[str] | None = ctx.obj
-    if tail is not None and target is not None:
-        raise typer.BadParameter("give the server either as TARGET or after --, not both")
-    if tail is not None:
-        if not tail:
-            raise typer.BadParameter("no command after --")
-        return tail
-    if target is None or not target.strip():
-        raise typer.BadParameter("missing TARGET (a server URL or a command)")
-    return target
-
-
-def _pairs(values: list[str] | None, sep: str, what: str) -> dict[str, str]:
-    result: dict[str, str] = {}
-    for item in values or []:
-        key, found, value = item.partition(sep)
-        if not found or not key.strip():
-            raise typer.BadParameter(f"expected {what}, got {item!r}")
-        result[key.strip()] = value.strip() if sep == ":" else value
-    return result
-
-
-def _session(
-    ctx: typer.Context,
-    target: str | None,
-    timeout: float,
-    header: list[str] | None,
-    env: list[str] | None,
-) -> Client:
-    from ..client import Client
-    from .output import show_log, show_notification
-
-    try:
-        resolved = _resolve_target(ctx, target)
-        headers = _pairs(header, ":", "'Name: value'")
-        return Client(
-            resolved,
-            timeout=timeout if timeout > 0 else None,
-            headers=headers,
-            env=_pairs(env, "=", "KEY=VALUE") or None,
-            on_notification=show_notification,
-            on_log=show_log,
-            auth=_oauth(resolved, headers),
-        )
-    except ValueError as exc:
-        raise typer.BadParameter(str(exc)) from None
-
-
-def _oauth(target: str | list[str], headers: dict[str, str]) -> Any:
-    """HTTP servers that answer 401 are authorized interactively: the URL is printed (and
-    opened), the redirect comes back to a loopback listener, and tokens are kept per
-    authorization server in MCPKIT_TOKEN_FILE (default ~/.config/mcpkit/tokens.json), so
-    later runs refresh without asking. An explicit `-H Authorization: ...` turns this off."""
-    import os
-
-    from ..client.target import is_url
-
-    if not isinstance(target, str) or not is_url(target):
-        return None
-    if any(name.lower() == "authorization" for name in headers):
-        return None
-    from ..auth import AuthorizationCode, ClientMetadata, FileTokenStore, LoopbackAuthorizer, OAuth
-
-    path = os.environ.get("MCPKIT_TOKEN_FILE") or "~/.config/mcpkit/tokens.json"
-    grant = AuthorizationCode(
-        LoopbackAuthorizer(), metadata=ClientMetadata(client_name="mcpkit CLI")
-    )
-    return OAuth(grant, store=FileTokenStore(path))
+class LogLevel(StrEnum):
+    debug = "debug"
+    info = "info"
+    warning = "warning"
+    error = "error"
 
 
 @app.command()
@@ -207,126 +147,62 @@ def run(
     transport: Annotated[
         TransportName, typer.Option("--transport", "-T", help="How to serve.")
     ] = TransportName.stdio,
-    host: Annotated[str, typer.Option(help="HTTP bind address.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="HTTP port.")] = 8000,
-) -> None:
-    """Run the mcpkit server defined in a Python file or module."""
-    from .loader import find_server, load_module, split_spec
-
-    path, name = split_spec(spec)
-    try:
-        server = find_server(load_module(path), name)
-    except (ImportError, OSError, LookupError) as exc:
-        _fail(str(exc))
-    server.run(transport=transport.value, host=host, port=port)
-
-
-@app.command()
-def discover(
-    ctx: typer.Context,
-    target: TargetArg = None,
-    json_output: JsonOpt = False,
-    timeout: TimeoutOpt = 30.0,
-    header: HeaderOpt = None,
-    env: EnvOpt = None,
-) -> None:
-    """Show a server's identity, protocol versions and capabilities."""
-    session = _session(ctx, target, timeout, header, env)
-
-    async def work() -> dict[str, Any]:
-        async with session as client:
-            info = await client.discover()
-            if info.era == "modern":
-                return info.raw
-            # A legacy server: its initialize result, in the shape of a discover result.
-            server_info = {"name": info.name, "version": info.version}
-            return {
-                "era": "legacy",
-                "supportedVersions": [info.protocol_version],
-                "capabilities": info.capabilities,
-                "instructions": info.instructions,
-                "_meta": {"io.modelcontextprotocol/serverInfo": server_info},
-            }
-
-    result = _run(work)
-    from .output import print_discover, print_json
-
-    print_json(result) if json_output else print_discover(result)
-
-
-@app.command("list")
-def list_(
-    ctx: typer.Context,
-    target: TargetArg = None,
-    kind: Annotated[ListKind, typer.Option("--kind", "-k", help="What to list.")] = ListKind.tools,
-    json_output: JsonOpt = False,
-    timeout: TimeoutOpt = 30.0,
-    header: HeaderOpt = None,
-    env: EnvOpt = None,
-) -> None:
-    """List a server's tools (or resources, prompts, resource templates)."""
-    session = _session(ctx, target, timeout, header, env)
-
-    async def work() -> list[dict[str, Any]]:
-        async with session as client:
-            if kind is ListKind.resources:
-                return [r.raw for r in await client.list_resources()]
-            if kind is ListKind.prompts:
-                return [p.raw for p in await client.list_prompts()]
-            if kind is ListKind.templates:
-                return [t.raw for t in await client.list_resource_templates()]
-            return [t.raw for t in await client.list_tools()]
-
-    items = _run(work)
-    from .output import print_json, print_list
-
-    print_json(items) if json_output else print_list(kind.value, items)
-
-
-@app.command()
-def call(
-    ctx: typer.Context,
-    args: Annotated[
-        list[str] | None,
-        typer.Argument(
-            metavar="[TARGET] TOOL [KEY=VALUE]...",
-            help="Values are JSON when they parse as JSON, else strings.",
-            show_default=False,
+    host: Annotated[
+        str | None, typer.Option(help="HTTP bind address [MCPKIT_HOST, else 127.0.0.1].")
+    ] = None,
+    port: Annotated[
+        int | None,
+        typer.Option(help="HTTP port, 1-65535 [MCPKIT_PORT, else 8000].", min=1, max=65535),
+    ] = None,
+    log_level: Annotated[
+        LogLevel | None,
+        typer.Option(
+            "--log-level",
+            "-l",
+            help="Server log level, on stderr [MCPKIT_LOG_LEVEL, else warning].",
         ),
     ] = None,
-    json_output: JsonOpt = False,
-    timeout: TimeoutOpt = 60.0,
-    header: HeaderOpt = None,
-    env: EnvOpt = None,
+    reload: Annotated[
+        bool,
+        typer.Option("--reload", help="Restart when a file under the server's folder changes."),
+    ] = False,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", "-q", help="Do not print what is served.")
+    ] = False,
 ) -> None:
-    """Call a tool and print its text output (exit code 1 if the tool failed)."""
-    rest = list(args or [])
-    target = rest.pop(0) if ctx.obj is None and rest else None
-    if not rest:
-        raise typer.BadParameter("missing TOOL")
-    tool, pairs = rest[0], rest[1:]
-    try:
-        arguments = parse_key_values(pairs)
-    except ValueError as exc:
-        raise typer.BadParameter(str(exc)) from None
-    session = _session(ctx, target, timeout, header, env)
+    """Run the mcpkit server defined in a Python file or module (says what it serves on stderr)."""
+    from .serve import serve
 
-    async def work() -> dict[str, Any]:
-        from .output import show_progress
+    serve(
+        spec,
+        transport=transport.value,
+        host=host,
+        port=port,
+        log_level=log_level.value if log_level is not None else None,
+        reload=reload,
+        quiet=quiet,
+    )
 
-        async with session as client:
-            return (await client.call_tool(tool, arguments, progress=show_progress)).raw
 
-    result = _run(work)
-    from .output import content_text, print_error, print_json
+def _register_commands() -> None:
+    from .audit import audit
+    from .client_commands import call, discover, list_, prompt, read
+    from .host import host, tools
+    from .install import install
+    from .lint import lint
+    from .pins import app as pins_app
 
-    if json_output:
-        print_json(result)
-    elif result.get("isError") is True:
-        print_error(content_text(result) or f"tool {tool!r} failed")
-    else:
-        text = content_text(result)
-        if text:
-            typer.echo(text)
-    if result.get("isError") is True:
-        raise typer.Exit(1)
+    app.command()(discover)
+    app.command("list")(list_)
+    app.command()(call)
+    app.command()(read)
+    app.command()(prompt)
+    app.command()(install)
+    app.command("host")(host)
+    app.command("tools")(tools)
+    app.add_typer(pins_app, name="pins")
+    app.command("audit")(audit)
+    app.command()(lint)
+
+
+_register_commands()

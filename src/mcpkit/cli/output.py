@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import binascii
 import sys
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -17,10 +18,12 @@ if TYPE_CHECKING:
 
 __all__ = [
     "content_text",
+    "contents_text",
     "print_discover",
     "print_error",
     "print_json",
     "print_list",
+    "prompt_text",
     "show_notification",
     "stderr_console",
     "stdout_console",
@@ -33,18 +36,21 @@ def stdout_console() -> Console:
     return Console(highlight=False, soft_wrap=True)
 
 
+@cache
 def stderr_console() -> Console:
+    """One console for stderr (it follows `sys.stderr`), shared with the spinner."""
     from rich.console import Console
 
     return Console(stderr=True, highlight=False, soft_wrap=True)
 
 
 def print_error(message: str) -> None:
-    """One red line on stderr."""
+    """One red line on stderr: the whole message, its lines joined (never cut)."""
     from rich.markup import escape
 
-    first = message.strip().splitlines()[0] if message.strip() else "unknown error"
-    stderr_console().print(f"[bold red]error:[/] {escape(first)}")
+    from .errors import one_line
+
+    stderr_console().print(f"[bold red]error:[/] {escape(one_line(message))}")
 
 
 def print_json(value: Any) -> None:
@@ -211,3 +217,30 @@ def show_log(level: str, data: Any, logger: str | None) -> None:
     if logger is not None:
         params["logger"] = logger
     show_notification(Notification("notifications/message", params))
+
+
+def contents_text(contents: list[dict[str, Any]]) -> str:
+    """`resources/read` contents as text: text as is, blobs as `[blob: MIME, N bytes]`."""
+    lines = []
+    for item in contents:
+        if isinstance(item.get("text"), str):
+            lines.append(str(item["text"]))
+        else:
+            mime = item.get("mimeType", "application/octet-stream")
+            lines.append(
+                f"[blob {item.get('uri', '')}: {mime}, {_decoded_size(item.get('blob'))} bytes]"
+            )
+    return "\n".join(lines)
+
+
+def prompt_text(result: dict[str, Any]) -> str:
+    """`prompts/get` messages, one `role: text` paragraph each."""
+    lines = []
+    description = result.get("description")
+    if isinstance(description, str) and description.strip():
+        lines.append(f"# {description.strip()}")
+    for message in result.get("messages") or []:
+        if isinstance(message, dict):
+            role = message.get("role", "?")
+            lines.append(f"{role}: {_block_text(message.get('content'))}")
+    return "\n".join(lines)

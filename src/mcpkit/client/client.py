@@ -24,17 +24,19 @@ from ..protocol.errors import HEADER_MISMATCH, MCPError
 from ..protocol.idempotency import IDEMPOTENCY_KEY, advertised, choose_key
 from ..protocol.jsonrpc import JSONObject, Notification
 from ..protocol.tasks import TASKS_EXTENSION
+from ..protocol.versions import META_LOG_LEVEL
 from .cache import ResultCache
 from .connect import Era, era_cache_key, make_client_transport
 from .deadline import Deadline
-from .era import ERA_CACHE, connect_era, server_info
+from .era import ERA_CACHE, LegacyStart, connect_era, server_info
 from .errors import InvalidResponse
+from .http_headers import call_headers
 from .inputs import ElicitationHandler, InputHandlers, RootsProvider, SamplingHandler
 from .mrtr import complete
-from .notifications import LogCallback, NotificationRouter, ProgressCallback
+from .notifications import LogCallback, NotificationRouter, ProgressCallback, check_log_level
 from .output_schema import OutputValidator
 from .session import ClientSession
-from .subscription import Subscription, listen_filter
+from .subscription import Subscription, listen_filter, listen_stream
 from .types import (
     CallResult,
     Completion,
@@ -77,11 +79,16 @@ class Client:
         probe_timeout: float = 5.0,
         auth: OAuth | None = None,
         tasks: bool = True,
+        log_level: str | None = None,
     ) -> None:
         """`auth`: an `mcpkit.auth.OAuth` for servers that answer 401 (HTTP only; a stdio
         server takes credentials from its environment, `env`, as the spec says: BASE-31).
         `tasks`: declare the tasks extension, so that servers may run long tool calls as tasks;
-        `call_tool` follows a task to its result either way it is answered."""
+        `call_tool` follows a task to its result either way it is answered.
+        `log_level` ("debug" ... "emergency"): ask for the server's log messages at or above it
+        on every request (`io.modelcontextprotocol/logLevel`, LOG-03/04; `logging/setLevel` on
+        a 2025-11-25 session); they reach `on_log`. None: modern servers send none."""
+        check_log_level(log_level)
         self.handlers = InputHandlers(elicitation, sampling, roots, url_elicitation=url_elicitation)
         self.cache = ResultCache() if cache else None
         self.notes = NotificationRouter(self.cache, on_log, on_notification)
@@ -104,6 +111,7 @@ class Client:
         self.session = ClientSession(
             self.transport, timeout=timeout, capabilities=capabilities, client_info=client_info
         )
+        self.session.log_level = log_level
         self.legacy: LegacySession | None = None
         self.info: ServerInfo | None = None
         self._headers_key = hashlib.sha256(
@@ -145,26 +153,16 @@ class Client:
     async def connect(self) -> ServerInfo:
         """Start the transport and learn the server's era (every step has a deadline)."""
         await self.transport.start()
+        legacy = LegacyStart(self.transport, self.handlers, self.notes)
         self.info, self.legacy = await connect_era(
             self._era_key,
             self.requested_era,
             self.session,
-            self._legacy_session,
+            legacy,
             self.timeout,
             self.probe_timeout,
         )
         return self.info
-
-    def _legacy_session(self) -> LegacySession:
-        from .legacy import LegacySession
-
-        return LegacySession(
-            self.transport,
-            self.handlers,
-            self.session.client_info,
-            on_notification=self.notes,
-            next_id=self.session.next_id,
-        )
 
     async def close(self) -> None:
         if self.legacy is not None:
@@ -181,13 +179,16 @@ class Client:
         progress: ProgressCallback | None = None,
         use_cache: bool = True,
         max_timeout: float | None = None,
+        log_level: str | None = None,
     ) -> JSONObject:
         """Any request; fulfils input the server asks for; returns the final result object.
 
         `timeout` (default: the client's) bounds each request sent. With `max_timeout`, every
         progress notification restarts that timeout, up to `max_timeout` seconds in all (CANC-08).
-        """
+        `log_level` overrides the client's for this request."""
         body: JSONObject = dict(params or {})
+        if check_log_level(log_level) is not None:
+            body["_meta"] = {**(body.get("_meta") or {}), META_LOG_LEVEL: log_level}
         cache = self.cache if use_cache else None
         if cache is not None:
             hit = cache.get(method, body, self._auth_key)
@@ -271,31 +272,38 @@ class Client:
         progress: ProgressCallback | None = None,
         max_timeout: float | None = None,
         idempotency_key: str | bool | None = None,
+        meta: Mapping[str, Any] | None = None,
+        headers: Mapping[str, str] | None = None,
+        log_level: str | None = None,
     ) -> CallResult:
         """`tools/call`. A tool failure comes back as a result with `is_error` set.
 
         `idempotency_key`: a string (as given) or True (a fresh one) goes in `_meta`, kept across
         re-sends and MRTR rounds; a server with the extension (`supports_idempotency`) runs the
-        tool once per key. `result.idempotency_key` is the key to retry with."""
+        tool once per key. `result.idempotency_key` is the key to retry with. `meta`: extra
+        `_meta` keys (your own prefixes: BASE-43). `headers`: extra HTTP headers (not the MCP
+        ones). `log_level`: this call's server logs at or above it reach `on_log` (LOG-03/04)."""
         params: JSONObject = {"name": name, "arguments": dict(arguments or {})}
         key = None if idempotency_key is None else choose_key(idempotency_key)
-        if key is not None:
-            params["_meta"] = {IDEMPOTENCY_KEY: key}
-        for attempt in (1, 2):
-            try:
-                raw = await self.request(
-                    "tools/call",
-                    params,
-                    timeout=timeout,
-                    progress=progress,
-                    use_cache=False,
-                    max_timeout=max_timeout,
-                )
-                break
-            except MCPError as exc:
-                if attempt == 2 or exc.code != HEADER_MISMATCH or self.legacy is not None:
-                    raise
-                await self.list_tools()  # TR-XMH-12: the x-mcp-header set may have changed
+        if meta or key is not None:
+            params["_meta"] = {**(meta or {}), IDEMPOTENCY_KEY: key} if key else dict(meta or {})
+        with call_headers(headers):
+            for attempt in (1, 2):
+                try:
+                    raw = await self.request(
+                        "tools/call",
+                        params,
+                        timeout=timeout,
+                        progress=progress,
+                        use_cache=False,
+                        max_timeout=max_timeout,
+                        log_level=log_level,
+                    )
+                    break
+                except MCPError as exc:
+                    if attempt == 2 or exc.code != HEADER_MISMATCH or self.legacy is not None:
+                        raise
+                    await self.list_tools()  # TR-XMH-12: the x-mcp-header set may have changed
         result = CallResult.from_wire(raw, key)
         tool = self._tools.get(name)
         if tool is not None and tool.output_schema is not None and not result.is_error:
@@ -366,18 +374,10 @@ class Client:
         wanted = listen_filter(tools, prompts, resources, resource_uris)
         if self.legacy is not None:
             return Subscription(self.legacy.listen(wanted, self.timeout), self.notes.invalidate)
-        params = {"notifications": wanted, "_meta": self.session.request_meta()}
-        stream = self.transport.stream  # type: ignore[attr-defined]
-
-        def open_stream() -> AsyncIterator[JSONObject]:
-            return stream(self.session.next_id(), "subscriptions/listen", params)  # type: ignore[no-any-return]
-
         again = reopen and getattr(self.transport, "reopens_streams", False)
-        return Subscription(
-            open_stream(),
-            self.notes.invalidate,
-            reopen=open_stream if again else None,
-            timeout=self.timeout,
+        stream = self.transport.stream  # type: ignore[attr-defined]
+        return listen_stream(
+            self.session, stream, wanted, self.notes.invalidate, again, self.timeout
         )
 
     async def listen(

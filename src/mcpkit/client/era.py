@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from ..protocol.errors import (
     HEADER_MISMATCH,
@@ -11,7 +12,7 @@ from ..protocol.errors import (
     UNSUPPORTED_PROTOCOL_VERSION,
     MCPError,
 )
-from ..protocol.jsonrpc import JSONObject
+from ..protocol.jsonrpc import JSONObject, Notification
 from ..protocol.versions import LEGACY_VERSIONS, MODERN_VERSIONS
 from .connect import Era
 from .errors import ClientError, RequestTimeout, TransportError
@@ -19,7 +20,9 @@ from .session import ClientSession
 from .types import ServerInfo
 
 if TYPE_CHECKING:
+    from .inputs import InputHandlers
     from .legacy import LegacySession
+    from .transport import Transport
 
 #: Errors only a 2026-07-28 server sends: recognising one means "modern" (VER-10, TR-HBC-02).
 _MODERN_CODES = frozenset(
@@ -64,11 +67,27 @@ async def probe_modern(
     raise ClientError("the server rejected every protocol version this client speaks")
 
 
+@dataclass(frozen=True, slots=True)
+class LegacyStart:
+    """What a 2025-11-25 session needs besides the modern session, should the server be legacy."""
+
+    transport: Transport
+    handlers: InputHandlers
+    on_notification: Callable[[Notification], Any]
+
+    def session(self, session: ClientSession) -> LegacySession:
+        from .legacy import LegacySession
+
+        return LegacySession(
+            self.transport, self.handlers, session, on_notification=self.on_notification
+        )
+
+
 async def connect_era(
     key: str,
     requested: str,
     session: ClientSession,
-    legacy_session: Callable[[], LegacySession],
+    legacy: LegacyStart,
     timeout: float | None,
     probe_timeout: float,
 ) -> tuple[ServerInfo, LegacySession | None]:
@@ -77,21 +96,19 @@ async def connect_era(
     next connect probes again."""
     cached = ERA_CACHE.get(key) if requested == "auto" else None
     try:
-        info, legacy = await handshake(
-            cached or requested, session, legacy_session, timeout, probe_timeout
-        )
+        info, opened = await handshake(cached or requested, session, legacy, timeout, probe_timeout)
     except BaseException:
         if cached is not None:
             del ERA_CACHE[key]
         raise
-    ERA_CACHE[key] = "legacy" if legacy is not None else "modern"
-    return info, legacy
+    ERA_CACHE[key] = "legacy" if opened is not None else "modern"
+    return info, opened
 
 
 async def handshake(
     era: str,
     session: ClientSession,
-    legacy_session: Callable[[], LegacySession],
+    legacy: LegacyStart,
     timeout: float | None,
     probe_timeout: float,
 ) -> tuple[ServerInfo, LegacySession | None]:
@@ -105,13 +122,13 @@ async def handshake(
         )
         if info is not None:
             return info, None
-    legacy = legacy_session()
+    started = legacy.session(session)
     try:
-        return await legacy.initialize(timeout), legacy
+        return await started.initialize(timeout), started
     except MCPError as exc:
         if era != "auto" or not refused_as_modern(exc):
             raise
-        legacy.detach()  # a slow modern-only server: the probe timed out, yet it is modern
+        started.detach()  # a slow modern-only server: the probe timed out, yet it is modern
         modern = await probe_modern(session, strict=True, timeout=timeout)
         if modern is None:
             raise

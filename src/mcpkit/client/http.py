@@ -25,7 +25,7 @@ from ..protocol.jsonrpc import (
 )
 from .errors import InvalidResponse, StreamBroken, TransportError
 from .http_failures import failure, unexpected_content
-from .http_headers import ToolHeaderIndex, build_request_headers
+from .http_headers import CALL_HEADERS, ToolHeaderIndex, build_request_headers
 from .proxy import proxy_for
 from .sse import SSEParser
 from .transport import NotificationHandler, dispatch_notification, logger
@@ -159,6 +159,9 @@ class HttpTransport:
         )
         headers = build_request_headers(method, params, header_params)
         headers.update(self.extra_headers)
+        call_headers = CALL_HEADERS.get()
+        if call_headers:  # rare: Client.call_tool(headers=...)
+            headers.update(call_headers)
         return headers
 
     async def request(self, request_id: RequestId, method: str, params: JSONObject) -> Response:

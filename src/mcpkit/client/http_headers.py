@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextvars import ContextVar
+from types import MappingProxyType
 from typing import Any
 
 from ..protocol.headers import (
@@ -17,11 +20,34 @@ from ..protocol.headers import (
 from ..protocol.jsonrpc import JSONObject
 from ..protocol.versions import LATEST, META_PROTOCOL_VERSION
 
-__all__ = ["ACCEPT", "ToolHeaderIndex", "build_request_headers"]
+__all__ = ["ACCEPT", "CALL_HEADERS", "ToolHeaderIndex", "build_request_headers", "call_headers"]
 
 logger = logging.getLogger("mcpkit.client")
 
 ACCEPT = "application/json, text/event-stream"
+
+#: Extra headers for the requests made in this context (`Client.call_tool(headers=...)`).
+CALL_HEADERS: ContextVar[Mapping[str, str]] = ContextVar(
+    "mcpkit_call_headers",
+    default=MappingProxyType({}),  # read-only: never shared mutable state
+)
+_MCP_HEADERS = ("mcp-protocol-version", "mcp-method", "mcp-name", "mcp-param-", "mcp-session-id")
+
+
+@contextlib.contextmanager
+def call_headers(headers: Mapping[str, str] | None) -> Iterator[None]:
+    """Add `headers` to the requests made inside (none of the MCP ones: TR-HDR-12)."""
+    if not headers:
+        yield
+        return
+    mirrored = [h for h in headers if h.lower().startswith(_MCP_HEADERS)]
+    if mirrored:
+        raise ValueError(f"headers {mirrored} are set by the transport (TR-HDR-12)")
+    token = CALL_HEADERS.set({**CALL_HEADERS.get(), **headers})
+    try:
+        yield
+    finally:
+        CALL_HEADERS.reset(token)
 
 
 def build_request_headers(

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..protocol.errors import MCPError, MethodNotFound, error_from_wire
 from ..protocol.jsonrpc import JSONObject, Notification
@@ -22,6 +22,9 @@ from .errors import ClientError, InvalidResponse, RequestTimeout
 from .inputs import InputHandlers, NoHandler
 from .stdio import StdioTransport
 from .transport import Transport
+
+if TYPE_CHECKING:
+    from .session import ClientSession
 from .types import ServerInfo
 
 #: Versions we accept from `initialize` (newest first).
@@ -33,20 +36,21 @@ class LegacySession:
         self,
         transport: Transport,
         handlers: InputHandlers,
-        client_info: JSONObject | None,
+        session: ClientSession,
         *,
         on_notification: Callable[[Notification], Any],
-        next_id: Callable[[], int],
     ) -> None:
-        """`next_id`: the connection's id counter, shared with the era probe and every other
-        request, so that a late answer to an abandoned request can never be taken for another's."""
+        """`session`: the connection's modern session, whose id counter this one shares (the
+        era probe and every other request draw from it, so a late answer to an abandoned
+        request can never be taken for another's), its client info and its log level."""
         from .http import HttpTransport
         from .legacy_http import LegacyHttpChannel
 
         self.handlers = handlers
-        self.client_info = client_info or {"name": "mcpkit", "version": "0"}
+        self.client_info = session.client_info or {"name": "mcpkit", "version": "0"}
+        self.log_level = session.log_level
         self.on_notification = on_notification
-        self._next_id = next_id
+        self._next_id = session.next_id
         self._listeners: list[asyncio.Queue[Notification]] = []
         self.channel: Any
         if isinstance(transport, HttpTransport):
@@ -88,11 +92,14 @@ class LegacySession:
             ) from exc
         if hasattr(self.channel, "open_stream"):
             await self.channel.open_stream()
+        capabilities = result.get("capabilities") or {}
+        if self.log_level is not None and "logging" in capabilities:
+            await self._send("logging/setLevel", {"level": self.log_level}, timeout)
         info = result.get("serverInfo") or {}
         return ServerInfo(
             era="legacy",
             protocol_version=version,
-            capabilities=result.get("capabilities") or {},
+            capabilities=capabilities,
             name=info.get("name"),
             version=info.get("version"),
             instructions=result.get("instructions"),

@@ -26,6 +26,7 @@ from ..protocol.jsonrpc import (
 from .errors import ConnectionClosed, InvalidResponse, TransportError
 from .http import HttpTransport, _raise_http_error
 from .http_failures import failure, unexpected_content
+from .http_headers import CALL_HEADERS
 from .sse import SSEParser
 
 log = logging.getLogger("mcpkit.client")
@@ -72,6 +73,9 @@ class LegacyHttpChannel:
         if self.session_id is not None:
             h["Mcp-Session-Id"] = self.session_id
         h.update(self.transport.extra_headers)
+        call_headers = CALL_HEADERS.get()
+        if call_headers:
+            h.update(call_headers)
         return h
 
     def session_ready(self, version: str) -> None:

@@ -8,12 +8,20 @@ from collections.abc import Callable
 from typing import Any
 
 from ..protocol.jsonrpc import Notification
+from ..protocol.meta import LOG_LEVEL_RANK
 from .cache import ResultCache
 
 log = logging.getLogger("mcpkit.client")
 
 ProgressCallback = Callable[[float, float | None, str | None], Any]
 LogCallback = Callable[[str, Any, str | None], Any]
+
+
+def check_log_level(level: str | None) -> str | None:
+    """A level a caller asked for: one of the syslog names (LOG-02), or None."""
+    if level is not None and level not in LOG_LEVEL_RANK:
+        raise ValueError(f"log_level must be one of {', '.join(LOG_LEVEL_RANK)}")
+    return level
 
 
 class NotificationRouter:

@@ -23,6 +23,7 @@ from ..protocol.versions import (
     LATEST,
     META_CLIENT_CAPABILITIES,
     META_CLIENT_INFO,
+    META_LOG_LEVEL,
     META_PROTOCOL_VERSION,
 )
 from .deadline import Deadline
@@ -103,6 +104,9 @@ class ClientSession:
             dict(client_info) if client_info is not None else dict(DEFAULT_CLIENT_INFO)
         )
         self.protocol_version = protocol_version
+        #: The level sent as `io.modelcontextprotocol/logLevel` on each request, so the server
+        #: may send its log messages at or above it (LOG-03/04); None: no logs.
+        self.log_level: str | None = None
         self._ids = itertools.count(1)
 
     async def __aenter__(self) -> ClientSession:
@@ -148,7 +152,10 @@ class ClientSession:
         """
         body: JSONObject = dict(params or {})
         extra = body.get("_meta")
-        meta = {**self.request_meta(), **(extra if isinstance(extra, Mapping) else {})}
+        meta = self.request_meta()
+        if self.log_level is not None:
+            meta[META_LOG_LEVEL] = self.log_level
+        meta = {**meta, **(extra if isinstance(extra, Mapping) else {})}
         body["_meta"] = meta
         limit = self.timeout if isinstance(timeout, EllipsisType) else timeout
         scope = asyncio.timeout(limit) if deadline is None else deadline.scope()

@@ -8,11 +8,14 @@ import logging
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Sequence
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..protocol.errors import error_from_wire
-from ..protocol.jsonrpc import JSONObject, Notification
+from ..protocol.jsonrpc import JSONObject, Notification, RequestId
 from .errors import InvalidResponse, TransportError
+
+if TYPE_CHECKING:
+    from .session import ClientSession
 
 log = logging.getLogger("mcpkit.client")
 
@@ -34,6 +37,25 @@ def listen_filter(
     if resource_uris:
         wanted["resourceSubscriptions"] = list(resource_uris)
     return wanted
+
+
+def listen_stream(
+    session: ClientSession,
+    stream: Callable[[RequestId, str, JSONObject], AsyncIterator[JSONObject]],
+    wanted: JSONObject,
+    on_note: Callable[[Notification], Any],
+    reopen: bool,
+    timeout: float | None,
+) -> Subscription:
+    """A modern `subscriptions/listen` over a transport's `stream`; each (re-)open is a new
+    request with a new id."""
+    params = {"notifications": wanted, "_meta": session.request_meta()}
+
+    def open_stream() -> AsyncIterator[JSONObject]:
+        return stream(session.next_id(), "subscriptions/listen", params)
+
+    again = open_stream if reopen else None
+    return Subscription(open_stream(), on_note, reopen=again, timeout=timeout)
 
 
 class Subscription:

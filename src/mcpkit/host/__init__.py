@@ -7,20 +7,31 @@ async with Host(config, model=make_model("anthropic:claude-sonnet-4-5")) as host
 
 from __future__ import annotations
 
+from dataclasses import replace
 from types import TracebackType
 
 from .agent import Agent
+from .audit import AuditLog
+from .catalog import ToolSettings
 from .config import ConfigError, HostConfig, ServerConfig, load_config, parse_config
 from .connections import Fleet
-from .consent import ConsentPolicy, Decision, PendingCall
+from .consent import ConsentPolicy, ConsentRules, Decision, PendingCall, Ruling
+from .hooks import CallExtras, CallInfo, OnCall
+from .logfile import LogFile
 from .models import ModelAdapter, make_model
 from .naming import ToolNames, alias_for
 from .pins import ToolPins
+from .settings import HostSettings, agent_consent, agent_tools
+from .supervision import LinkState, StateChange
 from .ui import HostUI
 
 
 class Host:
-    """A fleet of servers plus agents over it."""
+    """A fleet of servers plus agents over it.
+
+    `settings` default to the config's `"host"` object (start-up deadline, restart backoff,
+    audit log, log file, pin file); `pins` and `audit` given here win over it.
+    """
 
     def __init__(
         self,
@@ -31,18 +42,50 @@ class Host:
         policy: ConsentPolicy | None = None,
         pins: ToolPins | None = None,
         servers: list[str] | None = None,
+        settings: HostSettings | None = None,
+        audit: AuditLog | None = None,
+        on_call: OnCall | None = None,
     ) -> None:
+        """`on_call`: called before each tool call to add per-user `_meta`, headers or
+        host-owned argument values (see `mcpkit.host.hooks`)."""
         if ui is None:
             from .terminal import TerminalUI
 
             ui = TerminalUI()
+        self.config = config
+        self.settings = settings or HostSettings.from_config(config)
         self.ui = ui
         self.model = model
-        self.policy = policy or ConsentPolicy()
-        self.fleet = Fleet(config, ui, self.policy, model=model, pins=pins, servers=servers)
+        rules = {name: server.consent for name, server in config.servers.items()}
+        base = policy or ConsentPolicy()
+        self.policy = replace(base, servers={**rules, **base.servers})
+        if pins is None and self.settings.pins is not None:
+            pins = ToolPins(self.settings.pins)
+        if audit is None and self.settings.audit is not None:
+            audit = AuditLog(self.settings.audit)
+        self.audit = audit
+        self.on_call = on_call
+        self.fleet = Fleet(
+            config,
+            ui,
+            self.policy,
+            model=model,
+            pins=pins,
+            servers=servers,
+            restart=self.settings.restart,
+        )
+        self._log = LogFile(self.settings.log) if self.settings.log is not None else None
 
     async def __aenter__(self) -> Host:
-        await self.fleet.start()
+        if self._log is not None:
+            self._log.open()
+        try:
+            await self.fleet.start(self.settings.startup_timeout)
+        except BaseException:
+            await self.fleet.close()
+            if self._log is not None:
+                self._log.close()
+            raise
         return self
 
     async def __aexit__(
@@ -51,28 +94,64 @@ class Host:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        await self.fleet.close()
+        try:
+            await self.fleet.close()
+        finally:
+            if self._log is not None:
+                self._log.close()
 
-    def agent(self, *, system: str | None = None, max_rounds: int = 12) -> Agent:
+    def agent(
+        self,
+        *,
+        system: str | None = None,
+        max_rounds: int = 12,
+        name: str | None = None,
+        tools: ToolSettings | None = None,
+        max_tool_tokens: int | None = None,
+    ) -> Agent:
+        """An agent; `name` picks its entry in the config's `agents` (its consent rules and
+        its `tools`: filters, catalogue budget, result budget, unless `tools` is given).
+        `max_tool_tokens`: the output budget of one tool result (default: `resultBudget`)."""
+        policy = self.policy.for_agent(agent_consent(self.config, name)) if name else self.policy
         return Agent(
-            self.fleet, self.model, self.ui, self.policy, system=system, max_rounds=max_rounds
+            self.fleet,
+            self.model,
+            self.ui,
+            policy,
+            system=system,
+            max_rounds=max_rounds,
+            name=name,
+            audit=self.audit,
+            tools=tools or agent_tools(self.config, name),
+            on_call=self.on_call,
+            max_tool_tokens=max_tool_tokens,
         )
 
 
 __all__ = [
     "Agent",
+    "AuditLog",
+    "CallExtras",
+    "CallInfo",
     "ConfigError",
     "ConsentPolicy",
+    "ConsentRules",
     "Decision",
     "Fleet",
     "Host",
     "HostConfig",
+    "HostSettings",
     "HostUI",
+    "LinkState",
     "ModelAdapter",
+    "OnCall",
     "PendingCall",
+    "Ruling",
     "ServerConfig",
+    "StateChange",
     "ToolNames",
     "ToolPins",
+    "ToolSettings",
     "alias_for",
     "load_config",
     "make_model",

@@ -1,23 +1,56 @@
 """The agent loop: model → tool calls → host checks and consent → `tools/call` → results →
-model, until the model answers or the round limit is reached."""
+model, until the model answers or the round limit is reached.
+
+Each round offers the model what fits the agent's catalogue budget (`catalog`), plus the host
+tools that are useful right now (`host_tools`); each result is fitted to the output budget
+(`results`) before the model sees it."""
 
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
-from ..client import ClientError
-from ..protocol.errors import MCPError
+from .audit import AuditLog, start_audit
+from .calls import invoke
+from .catalog import ToolCatalog, ToolSettings
 from .connections import Fleet
-from .consent import ConsentPolicy, Decision, PendingCall
-from .content import DEFAULT_MAX_TOKENS, result_blocks
-from .conversation import AssistantMessage, Message, ToolCall, ToolResult, ToolResults, UserMessage
+from .consent import ConsentPolicy, Decision, PendingCall, Ruling
+from .content import result_blocks
+from .conversation import (
+    AssistantMessage,
+    Message,
+    ToolCall,
+    ToolResult,
+    ToolResults,
+    ToolSpec,
+    UserMessage,
+)
+from .hooks import CallExtras, CallInfo, HookRefused, OnCall, run_hook
+from .host_tools import READ_RESOURCE, HostTools
+from .instructions import with_instructions
 from .models.base import ModelAdapter
+from .resources import ResourceIndex
+from .results import DEFAULT_RESULT_TOKENS, ResultStore, fit
+from .search import ToolDoc
+from .tokens import SpecTokens, counter_for
 from .ui import HostUI
+
+#: Kept for callers of the old name.
+DEFAULT_MAX_TOKENS = DEFAULT_RESULT_TOKENS
+
+_REFUSED = {
+    "user": "The user did not allow this tool call.",
+    "non-interactive": "The host denied this call: it needs the user's approval, and this "
+    "session is non-interactive.",
+}
 
 
 def _error(call_id: str, text: str) -> ToolResult:
     return ToolResult(call_id, [{"type": "text", "text": text}], is_error=True)
+
+
+def _first_line(result: ToolResult) -> str:
+    text = next((str(b.get("text", "")) for b in result.content if b.get("type") == "text"), "")
+    return text.strip().split("\n", 1)[0][:200]
 
 
 class Agent:
@@ -30,7 +63,11 @@ class Agent:
         *,
         system: str | None = None,
         max_rounds: int = 12,
-        max_tool_tokens: int = DEFAULT_MAX_TOKENS,
+        max_tool_tokens: int | None = None,
+        name: str | None = None,
+        audit: AuditLog | None = None,
+        tools: ToolSettings | None = None,
+        on_call: OnCall | None = None,
     ) -> None:
         self.fleet = fleet
         self.model = model
@@ -38,17 +75,33 @@ class Agent:
         self.policy = policy or ConsentPolicy()
         self.system = system
         self.max_rounds = max_rounds
-        self.max_tool_tokens = max_tool_tokens
+        self.name = name
+        self.audit = audit
+        self.on_call = on_call
         self.history: list[Message] = []
+        settings = tools or ToolSettings()
+        self.max_tool_tokens = max_tool_tokens or settings.result_budget
+        self.catalog = ToolCatalog(settings, SpecTokens(counter_for(model.name)))
+        self.results = ResultStore()
+        self.resources = ResourceIndex(fleet)
+        self.host_tools = HostTools(
+            self.catalog, self.results, self.resources, self._allowed, self.max_tool_tokens
+        )
 
     async def ask(self, text: str) -> str:
         """One user turn; returns the model's final answer."""
-        self.ui.user(text)
-        self.history.append(UserMessage(text))
+        return await self.send([UserMessage(text)], text)
+
+    async def send(self, messages: list[Message], shown: str) -> str:
+        """A turn made of `messages` (a prompt's, an attachment's), shown to the user as
+        `shown`; returns the model's final answer."""
+        self.ui.user(shown)
+        self.history.extend(messages)
         for _ in range(self.max_rounds):
-            await self.fleet.refresh()  # list_changed or expired catalogues, between rounds
+            # Between rounds: list_changed, expired catalogues, servers down, up or late.
+            await self.fleet.refresh()
             reply: AssistantMessage = await self.model.complete(
-                self.system, self.history, self.fleet.catalog()
+                self._system(), self.history, await self.tools()
             )
             self.history.append(reply)
             if reply.text:
@@ -62,20 +115,43 @@ class Agent:
         self.ui.warn(note)
         return note
 
+    def _system(self) -> str | None:
+        """The system prompt, trusted servers' instructions, and the host's notes on tools
+        withdrawn or withheld."""
+        system = with_instructions(self.system, self.fleet)
+        notes = self.fleet.notes()
+        if not notes:
+            return system
+        text = "Host notes:\n" + "\n".join(f"- {n}" for n in notes)
+        return f"{system}\n\n{text}" if system else text
+
+    async def tools(self) -> list[ToolSpec]:
+        """The tool definitions of the next model request."""
+        await self.resources.refresh()
+        specs = self.fleet.catalog()
+        docs = {}
+        for spec in specs:
+            target = self.fleet.lookup(spec.name)
+            if target is not None:
+                docs[spec.name] = ToolDoc.from_tool(
+                    spec.name, target.link.name, target.tool.raw, target.schema.schema
+                )
+        self.catalog.update(specs, docs)
+        return self.catalog.offer() + self.host_tools.specs()
+
     async def _run(self, call: ToolCall) -> ToolResult:
+        if self.host_tools.handles(call.name):
+            own = PendingCall(call.name, "host", call.name, call.arguments, {}, True, call.id)
+            if call.name != READ_RESOURCE:  # that one asks like a call to its server
+                self.ui.tool_call(own, Decision.ALLOW)
+            result = await self.host_tools.run(call)
+            self.ui.tool_result(own, result)
+            return result
         target = self.fleet.lookup(call.name)
-        if target is None:
+        if target is None or not self.catalog.callable(call.name):
             return _error(call.id, f"There is no tool named {call.name!r}.")
         link, tool = target.link, target.tool
         arguments = target.schema.to_server(call.arguments)
-        owned = set(link.config.host_owned) & set(arguments)
-        if owned:
-            # Identity and similar fields come from configuration and credentials, never the model.
-            self.ui.warn(f"refused {call.name}: the model tried to set host-owned {sorted(owned)}")
-            return _error(
-                call.id,
-                f"The host refused this call: {', '.join(sorted(owned))} can only be set by the host.",
-            )
         pending = PendingCall(
             call.name,
             link.name,
@@ -85,29 +161,59 @@ class Agent:
             link.config.trusted,
             call.id,
         )
-        decision = self.policy.decide(pending)
-        self.ui.tool_call(pending, decision)
-        if decision is Decision.ASK:
-            decision = Decision.ALLOW if await self.ui.confirm(pending) else Decision.DENY
-        if decision is Decision.DENY:
-            result = _error(call.id, "The user did not allow this tool call.")
+        audit = start_audit(self.audit, self.name, link.name, tool.name, call.id, arguments)
+        owned = sorted(set(link.config.host_owned) & set(arguments))
+        if owned:
+            # Identity and similar fields come from configuration and credentials, never the model.
+            self.ui.warn(f"refused {call.name}: the model tried to set host-owned {owned}")
+            audit.decided("deny", "host-owned")
+            audit.finished("denied")
+            return _error(
+                call.id,
+                f"The host refused this call: {', '.join(owned)} can only be set by the host.",
+            )
+        ruling = await self._consent(pending)
+        audit.decided(ruling.decision.value, ruling.by)
+        if ruling.decision is Decision.DENY:
+            result = _error(
+                call.id,
+                _REFUSED.get(ruling.by, "The host's consent rules do not allow this tool call."),
+            )
+            audit.finished("denied")
             self.ui.tool_result(pending, result)
             return result
-        sent: dict[str, Any] = dict(arguments)
-        accepts = (tool.input_schema.get("properties") or {}).keys()
-        sent.update(
-            {k: v for k, v in link.config.host_owned.items() if v is not None and k in accepts}
-        )
-        if link.client is None:
-            return _error(call.id, f"The server {link.name!r} is not connected.")
-        try:
-            raw = await link.client.call_tool(
-                tool.name, sent, progress=lambda p, t, m: self.ui.progress(pending, p, t, m)
-            )
-            result = ToolResult(call.id, result_blocks(raw.raw, self.max_tool_tokens), raw.is_error)
-        except MCPError as exc:
-            result = _error(call.id, f"The server rejected the call: {exc.message}")
-        except ClientError as exc:
-            result = _error(call.id, f"The server could not complete the call: {exc}")
+        extras = CallExtras()
+        if self.on_call is not None:
+            try:
+                info = CallInfo(link.name, tool.name, call.name, arguments)
+                extras = await run_hook(self.on_call, info, link.config.host_owned)
+            except HookRefused as exc:
+                self.ui.warn(f"refused {call.name}: {exc}")
+                audit.finished("denied")
+                return _error(call.id, f"The host refused this call: {exc}")
+        done = await invoke(target, pending, self.ui, extras)
+        if done.raw is None:
+            result = _error(call.id, done.error or "The call failed.")
+        else:
+            blocks = result_blocks(done.raw.raw)
+            self.resources.note(link.name, blocks)
+            fitted = fit(blocks, self.max_tool_tokens, self.results)
+            result = ToolResult(call.id, fitted.model, done.raw.is_error, fitted.user_only)
+        audit.finished(done.kind, (done.error or _first_line(result)) if result.is_error else None)
         self.ui.tool_result(pending, result)
         return result
+
+    async def _consent(self, pending: PendingCall) -> Ruling:
+        """The policy decides, or asks the user: yes, no, or yes for this session."""
+        ruling = self.policy.judge(pending)
+        self.ui.tool_call(pending, ruling.decision)
+        if ruling.decision is not Decision.ASK:
+            return ruling
+        answer = await self.ui.confirm(pending)
+        if answer == "session":
+            self.policy.grant(pending)
+        return Ruling(Decision.ALLOW if answer else Decision.DENY, "user")
+
+    async def _allowed(self, pending: PendingCall) -> bool:
+        """Consent for the host's own reads (read_resource), by the same policy."""
+        return (await self._consent(pending)).decision is Decision.ALLOW

@@ -22,6 +22,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .consent import ConsentRules
+from .deadlines import Deadline, ToolDeadlines, parse_timeouts
+
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 _NAME = re.compile(r"^[A-Za-z0-9_.\-]+$")
 
@@ -46,6 +49,15 @@ class ServerConfig:
     timeout: float = 60.0
     disabled: bool = False
     auth: Mapping[str, Any] = field(default_factory=dict)
+    #: A short prefix for this server's tool names (`alias__tool`) instead of the config key.
+    alias: str | None = None
+    #: `consent` rules for this server's tools (their own names), and per-tool `timeouts`.
+    consent: ConsentRules = field(default_factory=ConsentRules)
+    deadlines: ToolDeadlines | None = None
+
+    def deadline(self, tool: str) -> Deadline:
+        """How long a call to `tool` may take (`timeouts`, else the server's `timeout`)."""
+        return (self.deadlines or ToolDeadlines(Deadline(self.timeout))).for_tool(tool)
 
     def client_target(self) -> dict[str, Any]:
         """The entry as `mcpkit.client.Client` takes it."""
@@ -105,17 +117,31 @@ def parse_config(
         if not isinstance(entry, dict):
             raise ConfigError(f"{where}: the entry must be an object")
         servers[name] = _server(name, expand(entry, environ, where), where)
+    prefixes = [s.alias or s.name for s in servers.values()]
+    clash = sorted({p for p in prefixes if prefixes.count(p) > 1})
+    if clash:
+        raise ConfigError(f'{source}: tool-name prefixes {clash} are used twice (check "alias")')
     return HostConfig(servers, source, data)
 
 
 def _server(name: str, e: dict[str, Any], where: str) -> ServerConfig:
     kind = e.get("type")
+    timeout = float(e.get("timeout", 60.0))
+    try:
+        runtime = {
+            "consent": ConsentRules.parse(e.get("consent")),
+            "deadlines": parse_timeouts(e.get("timeouts"), timeout),
+        }
+    except ValueError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
     common: dict[str, Any] = {
         "trusted": _bool(e, "trusted", where),
         "disabled": _bool(e, "disabled", where),
         "host_owned": _host_owned(e.get("hostOwned"), where),
-        "timeout": float(e.get("timeout", 60.0)),
+        "timeout": timeout,
         "auth": e.get("auth") or {},
+        "alias": _alias(e.get("alias"), where),
+        **runtime,
     }
     if "url" in e or kind in ("http", "streamable-http", "sse"):
         if kind == "sse":
@@ -155,6 +181,14 @@ def _bool(e: dict[str, Any], key: str, where: str) -> bool:
     value = e.get(key, False)
     if not isinstance(value, bool):
         raise ConfigError(f'{where}: "{key}" must be true or false')
+    return value
+
+
+def _alias(value: Any, where: str) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not re.fullmatch(r"[A-Za-z0-9_-]{1,32}", value):
+        raise ConfigError(f'{where}: "alias" is 1-32 letters, digits, "_" or "-"')
     return value
 
 

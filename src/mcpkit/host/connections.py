@@ -1,25 +1,30 @@
-"""The host's MCP servers: one `Client` each, connected concurrently, failures isolated, tool
-catalogues refreshed between turns (cache per `ttlMs`, invalidated by list_changed)."""
+"""The host's MCP servers: one supervised `ServerLink` each, all connected in parallel,
+failures isolated, tool catalogues refreshed between model rounds (cache per `ttlMs`,
+invalidated by list_changed). `Fleet.start` returns after the start-up deadline with the
+servers that are ready; late ones join the catalogue at the next model round, and a server
+that goes down leaves it until it is back.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 from dataclasses import dataclass
-from typing import Any
 
-from ..client import Client, ClientError, Tool
-from ..client.inputs import Elicitation
-from ..protocol.errors import MCPError
-from .auth_config import oauth_for
-from .config import HostConfig, ServerConfig
+from ..client import Tool
+from .backoff import Backoff
+from .config import HostConfig
 from .consent import ConsentPolicy
-from .conversation import AssistantMessage, Message, ToolSpec, UserMessage
+from .conversation import ToolSpec
+from .link import ServerLink
 from .models.base import ModelAdapter
 from .naming import ToolNames
-from .pins import ToolPins
+from .pins import PinChange, ToolPins
 from .schemas import AdaptedSchema, adapt, without
+from .supervision import LinkState, StateChange
 from .ui import HostUI
+
+__all__ = ["Fleet", "ServerLink", "Target"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,105 +32,6 @@ class Target:
     link: ServerLink
     tool: Tool
     schema: AdaptedSchema
-
-
-class ServerLink:
-    """One configured server and its connection."""
-
-    def __init__(
-        self,
-        config: ServerConfig,
-        ui: HostUI,
-        policy: ConsentPolicy,
-        model: ModelAdapter | None,
-        pins: ToolPins | None,
-    ) -> None:
-        self.config = config
-        self.name = config.name
-        self.ui = ui
-        self.policy = policy
-        self.model = model
-        self.pins = pins
-        self.client: Client | None = None
-        self.tools: list[Tool] = []
-        self.status = "disabled" if config.disabled else "idle"
-        self.error: str | None = None
-        self.stale = False
-        #: Set whenever the server announces a tool list change (for callers that must see it).
-        self.changed = asyncio.Event()
-        self._listener: asyncio.Task[None] | None = None
-
-    async def connect(self) -> None:
-        sampling = (
-            self._sample if self.policy.may_sample(self.name) and self.model is not None else None
-        )
-        client = Client(
-            self.config.client_target(),
-            elicitation=self._elicit,
-            sampling=sampling,
-            timeout=self.config.timeout,
-            stderr="capture",
-            auth=oauth_for(self.config),
-        )
-        try:
-            await client.__aenter__()
-            self.client = client
-            await self.refresh()
-        except BaseException as exc:
-            await client.close()
-            self.client = None
-            self.status, self.error = "failed", f"{type(exc).__name__}: {exc}"
-            if not isinstance(exc, Exception):
-                raise
-            return
-        self.status, self.error = "connected", None
-        caps = client.info.capabilities if client.info is not None else {}
-        if (caps.get("tools") or {}).get("listChanged"):
-            self._listener = asyncio.create_task(self._listen(client))
-
-    async def _listen(self, client: Client) -> None:
-        with contextlib.suppress(MCPError, ClientError, asyncio.CancelledError):
-            async with client.subscribe(tools=True) as sub:
-                async for _ in sub:
-                    self.stale = True  # refreshed before the next model round
-                    self.changed.set()
-
-    async def refresh(self) -> None:
-        assert self.client is not None
-        self.tools = await self.client.list_tools()
-        self.stale = False
-        if self.pins is not None:
-            for warning in self.pins.check(self.name, [t.raw for t in self.tools]):
-                self.ui.warn(warning)
-
-    async def _elicit(self, request: Elicitation) -> dict[str, Any]:
-        return await self.ui.elicit(self.name, request)
-
-    async def _sample(self, params: dict[str, Any]) -> dict[str, Any]:
-        """The host's model answers a server's sampling request (policy allowed it)."""
-        assert self.model is not None
-        history: list[Message] = []
-        for m in params.get("messages") or []:
-            content = m.get("content") or {}
-            text = content.get("text", "") if isinstance(content, dict) else ""
-            history.append(UserMessage(text) if m.get("role") == "user" else AssistantMessage(text))
-        reply = await self.model.complete(params.get("systemPrompt"), history, [])
-        return {
-            "role": "assistant",
-            "content": {"type": "text", "text": reply.text},
-            "model": self.model.name,
-            "stopReason": "endTurn",
-        }
-
-    async def close(self) -> None:
-        if self._listener is not None:
-            self._listener.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._listener
-        if self.client is not None:
-            with contextlib.suppress(Exception):
-                await self.client.close()
-            self.client = None
 
 
 class Fleet:
@@ -140,6 +46,7 @@ class Fleet:
         model: ModelAdapter | None = None,
         pins: ToolPins | None = None,
         servers: list[str] | None = None,
+        restart: Backoff | None = None,
     ) -> None:
         names = servers if servers is not None else list(config.servers)
         unknown = [n for n in names if n not in config.servers]
@@ -147,50 +54,76 @@ class Fleet:
             raise ValueError(
                 f"unknown servers {unknown}; the configuration has {sorted(config.servers)}"
             )
-        self.links = {n: ServerLink(config.servers[n], ui, policy, model, pins) for n in names}
+        self.links = {
+            n: ServerLink(
+                config.servers[n], ui, policy, model, pins, restart=restart, on_change=self._changed
+            )
+            for n in names
+        }
         self.ui = ui
+        self.pins = pins
         self.names = ToolNames([])
         self._targets: dict[str, Target] = {}
+        self._started = False
+        self._shown: dict[str, tuple[LinkState, str | None]] = {}
 
-    async def start(self) -> None:
-        """Connect to every enabled server at once; one failure never stops the others."""
-        links = [link for link in self.links.values() if link.status != "disabled"]
-        await asyncio.gather(*(link.connect() for link in links))
-        for link in links:
-            if link.status == "failed":
-                self.ui.warn(f"server {link.name!r} is unavailable: {link.error}")
+    def _changed(self, link: ServerLink, change: StateChange) -> None:
+        """Show the user transitions, not the churn of retries: connection attempts are
+        quiet, and a server that stays down for the same reason is reported once."""
+        shown = (change.state, change.detail)
+        if change.state is LinkState.CONNECTING:
+            return
+        if self._started and self._shown.get(link.name) != shown:
+            self.ui.server_state(change)
+        self._shown[link.name] = shown
+
+    async def start(self, startup_timeout: float | None = None) -> None:
+        """Connect to every enabled server at once; one failure never stops the others.
+        Returns when all have answered or failed, or after `startup_timeout` seconds with
+        those ready (None: wait for all); the others join when they answer."""
+        if self.pins is not None and self.pins.error is not None:
+            self.ui.warn(
+                f"cannot read the tool pin file ({self.pins.error}); pins hold for this session "
+                "only, and the file is left as it is until you fix or move it"
+            )
+        for link in self.links.values():
+            link.start()
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(startup_timeout):
+                await asyncio.gather(*(link.settled() for link in self.links.values()))
+        self._started = True
+        for link in self.links.values():
+            if link.state is LinkState.DOWN:
+                self.ui.warn(f"server {link.name!r} is unavailable: {link.detail}")
+            elif link.state is LinkState.CONNECTING:
+                self.ui.info(f"server {link.name!r} is still starting; its tools join when ready")
         self._rebuild()
 
     async def refresh(self) -> None:
-        """Between turns: re-list tools where a change was announced or the cache expired."""
-        for link in self.links.values():
-            if link.client is None:
-                continue
-            try:
-                await link.refresh()
-            except (MCPError, ClientError) as exc:
-                link.status, link.error = "failed", str(exc)
-                self.ui.warn(f"server {link.name!r} stopped answering: {exc}")
+        """Between rounds: re-list tools, drop the tools of servers that went down, add those
+        of servers that came up."""
+        await asyncio.gather(*(link.refresh() for link in self.links.values()))
         self._rebuild()
 
     async def reconnect(self, name: str) -> None:
+        """Reconnect one server now and wait until it is up (or has failed again)."""
         link = self.links[name]
-        await link.close()
-        await link.connect()
+        link.reconnect_now()
+        await link.until(LinkState.CONNECTING)
+        await link.until(LinkState.READY, LinkState.DEGRADED, LinkState.DOWN)
         self._rebuild()
 
+    async def wait_state(self, name: str, *states: LinkState) -> None:
+        await self.links[name].until(*states)
+
     def _rebuild(self) -> None:
-        pairs = [
-            (link.name, t.name)
-            for link in self.links.values()
-            if link.client is not None
-            for t in link.tools
-        ]
-        self.names = ToolNames(pairs)
+        up = [link for link in self.links.values() if link.up]
+        self.names = ToolNames(
+            [(link.name, t.name) for link in up for t in link.tools],
+            {link.name: link.config.alias for link in up if link.config.alias},  # readable prefixes
+        )
         self._targets = {}
-        for link in self.links.values():
-            if link.client is None:
-                continue
+        for link in up:
             owned = set(link.config.host_owned)
             for tool in link.tools:
                 schema = adapt(without(tool.input_schema, owned))
@@ -205,5 +138,40 @@ class Fleet:
     def lookup(self, alias: str) -> Target | None:
         return self._targets.get(alias)
 
+    def notes(self) -> list[str]:
+        """What the model should know about tools it no longer (or not yet) has. Never the
+        server's own error text: it may carry anything the server printed."""
+        out = []
+        for link in self.links.values():
+            if link.state is LinkState.DISABLED:
+                continue
+            if not link.up and not link.tried:
+                out.append(
+                    f"The {link.name!r} server is still starting; its tools will be offered "
+                    "when it is ready."
+                )
+            elif not link.up:
+                out.append(
+                    f"The {link.name!r} server is unavailable (the host keeps reconnecting); "
+                    "its tools are withdrawn until it is back."
+                )
+            for change in link.withheld:
+                out.append(
+                    f"The tool {change.tool!r} of the {link.name!r} server is withheld: its "
+                    "definition changed and awaits the user's approval."
+                )
+        return out
+
+    def pending_changes(self) -> list[PinChange]:
+        """Changed tool definitions withheld now, awaiting the user's approval."""
+        return [c for link in self.links.values() for c in link.withheld]
+
+    def approve(self, change: PinChange) -> bool:
+        """Approve one change the user reviewed; the tool is offered from the next round."""
+        return self.pins is not None and bool(
+            self.pins.approve(change.server, change.tool, change.digest)
+        )
+
     async def close(self) -> None:
+        self._started = False
         await asyncio.gather(*(link.close() for link in self.links.values()))

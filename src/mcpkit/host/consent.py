@@ -1,17 +1,27 @@
 """Who decides whether a tool call runs: a policy, and the user (GEN-01/03, TOOL-01/02/12).
 
-Rules from configuration win (deny, then allow, then ask; patterns like `shipping__*`).
-Otherwise annotations count only for servers marked trusted; a tool from an untrusted server
-is always asked about. Destructive and open-world tools ask by default (their hints default
-to true when absent, per the schema).
+Rules come from three places, as `allow` / `ask` / `deny` glob lists:
+
+- the host (`ConsentPolicy(allow=..., ask=..., deny=...)`, `mcpkit host --allow`), and
+- the agent (`"agents": {"support": {"consent": {...}}}`), both matching the model's name
+  for the tool (`shipping__track_parcel`, so `shipping__*` works);
+- the server entry (`"mcpServers": {"shipping": {"consent": {...}}}`), matching the tool's
+  own name (`track_parcel`).
+
+The strictest matching rule wins, wherever it is written: deny, then ask, then allow. An
+"allow for this session" answer counts like an allow rule that no ask rule overrides (deny
+still wins). Without a matching rule, annotations count only for servers marked trusted; a
+tool from an untrusted server is always asked about; destructive and open-world tools ask
+(their hints default to true when absent, per the schema). A non-interactive policy denies
+whatever would ask.
 """
 
 from __future__ import annotations
 
 import enum
 import fnmatch
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 
@@ -34,6 +44,59 @@ class PendingCall:
     call_id: str = ""
 
 
+@dataclass(frozen=True, slots=True)
+class Ruling:
+    """A decision and who made it (for the audit trail): `host`, `agent` or `server` rules,
+    `session` (an earlier "allow for this session"), `annotations`, `untrusted`, `user`,
+    `non-interactive`, or `host-owned` (the host refused a field the model may not set)."""
+
+    decision: Decision
+    by: str
+
+
+@dataclass(frozen=True, slots=True)
+class ConsentRules:
+    allow: tuple[str, ...] = ()
+    ask: tuple[str, ...] = ()
+    deny: tuple[str, ...] = ()
+
+    def match(self, name: str) -> Decision | None:
+        """The strictest rule matching `name`, or None."""
+        for decision, patterns in (
+            (Decision.DENY, self.deny),
+            (Decision.ASK, self.ask),
+            (Decision.ALLOW, self.allow),
+        ):
+            if _match(patterns, name):
+                return decision
+        return None
+
+    def __bool__(self) -> bool:
+        return bool(self.allow or self.ask or self.deny)
+
+    @classmethod
+    def parse(cls, value: Any) -> ConsentRules:
+        """`{"allow": [...], "ask": [...], "deny": [...]}` (ValueError says what is wrong)."""
+        if value is None:
+            return cls()
+        if not isinstance(value, Mapping):
+            raise ValueError('"consent" must be an object with "allow", "ask" and "deny" lists')
+        unknown = set(value) - {"allow", "ask", "deny"}
+        if unknown:
+            raise ValueError(f'"consent" has unknown keys {sorted(unknown)} (allow, ask, deny)')
+        lists: dict[str, tuple[str, ...]] = {}
+        for key in ("allow", "ask", "deny"):
+            patterns = value.get(key) or []
+            if not isinstance(patterns, list) or not all(isinstance(p, str) for p in patterns):
+                raise ValueError(f'"consent.{key}" must be a list of tool name patterns')
+            lists[key] = tuple(patterns)
+        return cls(**lists)
+
+
+def _match(patterns: Iterable[str], name: str) -> bool:
+    return any(fnmatch.fnmatchcase(name, p) for p in patterns)
+
+
 @dataclass
 class ConsentPolicy:
     allow: list[str] = field(default_factory=list)
@@ -41,24 +104,56 @@ class ConsentPolicy:
     ask: list[str] = field(default_factory=list)
     #: Servers whose sampling requests the host's model may answer.
     allow_sampling: list[str] = field(default_factory=list)
+    #: Rules of each server's config entry, matching the tool's own name.
+    servers: dict[str, ConsentRules] = field(default_factory=dict)
+    #: Rules of the agent in use, matching the model's name for the tool.
+    agent: ConsentRules = field(default_factory=ConsentRules)
+    #: False: nobody can answer, so what would ask is denied.
+    interactive: bool = True
+    #: Tools (model names) the user allowed for the rest of this session.
+    granted: set[str] = field(default_factory=set)
 
-    @staticmethod
-    def _match(patterns: Iterable[str], alias: str) -> bool:
-        return any(fnmatch.fnmatchcase(alias, p) for p in patterns)
-
-    def decide(self, call: PendingCall) -> Decision:
-        if self._match(self.deny, call.alias):
-            return Decision.DENY
-        if self._match(self.allow, call.alias):
-            return Decision.ALLOW
-        if self._match(self.ask, call.alias) or not call.trusted:
-            return Decision.ASK
+    def judge(self, call: PendingCall) -> Ruling:
+        layers = (
+            (
+                "host",
+                ConsentRules(tuple(self.allow), tuple(self.ask), tuple(self.deny)),
+                call.alias,
+            ),
+            ("agent", self.agent, call.alias),
+            ("server", self.servers.get(call.server, ConsentRules()), call.tool),
+        )
+        found = [(rules.match(name), by) for by, rules, name in layers]
+        for decision in (Decision.DENY, Decision.ASK, Decision.ALLOW):
+            if decision is Decision.ASK and call.alias in self.granted:
+                return Ruling(Decision.ALLOW, "session")
+            by = next((who for d, who in found if d is decision), None)
+            if by is not None:
+                return self._asking(Ruling(decision, by))
+        if not call.trusted:
+            return self._asking(Ruling(Decision.ASK, "untrusted"))
         hints = call.annotations
         if hints.get("readOnlyHint") is True:
-            return Decision.ALLOW
+            return Ruling(Decision.ALLOW, "annotations")
         if hints.get("destructiveHint", True) or hints.get("openWorldHint", True):
-            return Decision.ASK
-        return Decision.ALLOW
+            return self._asking(Ruling(Decision.ASK, "annotations"))
+        return Ruling(Decision.ALLOW, "annotations")
+
+    def _asking(self, ruling: Ruling) -> Ruling:
+        if ruling.decision is Decision.ASK and not self.interactive:
+            return Ruling(Decision.DENY, "non-interactive")
+        return ruling
+
+    def decide(self, call: PendingCall) -> Decision:
+        return self.judge(call).decision
+
+    def grant(self, call: PendingCall) -> None:
+        """The user allowed this tool for the rest of the session."""
+        self.granted.add(call.alias)
+
+    def for_agent(self, rules: ConsentRules) -> ConsentPolicy:
+        """This policy with an agent's rules, and a session of its own."""
+        return replace(self, agent=rules, granted=set())
 
     def may_sample(self, server: str) -> bool:
-        return self._match(self.allow_sampling, server)
+        return _match(self.allow_sampling, server)

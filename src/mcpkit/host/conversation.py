@@ -37,8 +37,10 @@ class AssistantMessage:
 @dataclass(slots=True)
 class ToolResult:
     call_id: str
-    content: list[dict[str, Any]]  # MCP content blocks, already capped
+    content: list[dict[str, Any]]  # MCP content blocks, already capped: what the model reads
     is_error: bool = False
+    #: Blocks whose audience leaves out the assistant: shown to the user, never to the model.
+    user_only: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass(slots=True)

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.panel import Panel
 from rich.prompt import Confirm, FloatPrompt, IntPrompt, Prompt
 
@@ -19,8 +20,10 @@ from ..client.inputs import Elicitation
 from .consent import Decision, PendingCall
 from .content import describe_block
 from .conversation import ToolResult
+from .supervision import LinkState, StateChange
+from .ui import Answer
 
-AutoConfirm = Callable[[PendingCall], bool]
+AutoConfirm = Callable[[PendingCall], Answer]
 AutoElicit = Callable[[str, Elicitation], dict[str, Any]]
 
 
@@ -55,20 +58,29 @@ class TerminalUI:
             )
         )
 
-    async def confirm(self, call: PendingCall) -> bool:
+    async def confirm(self, call: PendingCall) -> Answer:
         question = f"Allow {call.server} > {call.tool} with these arguments?"
         if self.auto_confirm is not None:
             answer = self.auto_confirm(call)
-            self.console.print(
-                f"[yellow]consent >[/] {question} [bold]{'yes' if answer else 'no'}[/] (automatic)"
-            )
+            said = "for this session" if answer == "session" else "yes" if answer else "no"
+            self.console.print(f"[yellow]consent >[/] {question} [bold]{said}[/] (automatic)")
             return answer
-        return Confirm.ask(f"[yellow]consent >[/] {question}", console=self.console, default=False)
+        choice = Prompt.ask(
+            f"[yellow]consent >[/] {question} [dim](y = yes, n = no, s = yes for this session)[/]",
+            console=self.console,
+            choices=["y", "n", "s"],
+            default="n",
+            show_choices=False,
+        )
+        return "session" if choice == "s" else choice == "y"
 
     def tool_result(self, call: PendingCall, result: ToolResult) -> None:
         text = "\n".join(describe_block(b) for b in result.content)
         style = "red" if result.is_error else "dim"
-        self.console.print(f"[{style}]  -> {call.tool}: {text}[/]")
+        # Tool output is data, not markup: "[output truncated ...]" must show as written.
+        self.console.print(f"[{style}]  -> {call.tool}: {escape(text)}[/]")
+        for block in result.user_only:  # audience: user only, never sent to the model
+            self.console.print(f"[cyan]  (for you) {escape(describe_block(block))}[/]")
 
     def progress(
         self, call: PendingCall, progress: float, total: float | None, message: str | None
@@ -123,6 +135,10 @@ class TerminalUI:
                     label, console=self.console, default=default, choices=choices
                 )
         return {"action": "accept", "content": content}
+
+    def server_state(self, change: StateChange) -> None:
+        style = {LinkState.READY: "green", LinkState.DEGRADED: "yellow"}.get(change.state, "red")
+        self.console.print(f"[{style}]server >[/] {change.describe()}")
 
     def warn(self, text: str) -> None:
         self.console.print(f"[bold yellow]warning >[/] {text}")

@@ -86,6 +86,12 @@ class Context:
         self._task: TaskRecord | None = None
         self._launcher: Launcher | None = None
 
+    @property
+    def lifespan(self) -> Any:
+        """What the server's `lifespan` yielded (a database pool, a client...): shared by every
+        request while the server runs."""
+        return self.server.lifespan_state
+
     # -- what the client said about itself -------------------------------------------------
     @property
     def protocol_version(self) -> str:

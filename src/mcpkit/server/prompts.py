@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -11,6 +10,7 @@ from pydantic_core import ValidationError
 from ..protocol.content import Icon
 from ..protocol.errors import InvalidParams
 from .context import Context
+from .docstrings import parse_doc
 from .handlers import invoke, is_async_callable
 from .results import prompt_messages
 from .signature import Signature, format_validation_error
@@ -44,15 +44,17 @@ class Prompt:
         self.fn = fn
         self.is_async = is_async_callable(fn)
         # PRM-12: prompt argument values are strings on the wire.
-        self.signature = Signature(fn, model_name=f"{self.name}_prompt_arguments", all_strings=True)
+        doc = parse_doc(fn)
+        self.signature = Signature(
+            fn,
+            model_name=f"{self.name}_prompt_arguments",
+            all_strings=True,
+            param_docs=doc.params,
+        )
         self.context_param = self.signature.context_param
         if self.signature.principal_params:
             raise TypeError(f"prompt {self.name!r}: FromPrincipal is for tools; read ctx.auth")
-        self.description = (
-            description
-            if description is not None
-            else (inspect.cleandoc(fn.__doc__) if fn.__doc__ else None)
-        )
+        self.description = description if description is not None else doc.description
         d: dict[str, Any] = {"name": self.name}
         if title:
             d["title"] = title

@@ -10,6 +10,7 @@ from pydantic_core import ValidationError
 from ..protocol.content import Annotations, Icon
 from ..protocol.errors import InvalidParams
 from .context import Context
+from .docstrings import parse_doc
 from .handlers import invoke, is_async_callable
 from .results import resource_contents
 from .signature import Signature, format_validation_error
@@ -79,7 +80,7 @@ class Resource:
         self.context_param = sig.context_param
         _no_principal(sig, uri)
         self.mime_type = mime_type
-        desc = description if description is not None else _doc(fn)
+        desc = description if description is not None else parse_doc(fn).description
         self.definition: dict[str, Any] = _definition(
             "uri", uri, name or fn.__name__, title, desc, mime_type, annotations, icons, meta
         )
@@ -130,7 +131,7 @@ class ResourceTemplate:
                 f"{fn.__qualname__} takes {self.signature.names}"
             )
         self.mime_type = mime_type
-        desc = description if description is not None else _doc(fn)
+        desc = description if description is not None else parse_doc(fn).description
         self.definition: dict[str, Any] = _definition(
             "uriTemplate",
             uri_template,
@@ -157,9 +158,3 @@ class ResourceTemplate:
             ) from exc
         value = await invoke(self.fn, self.is_async, kwargs, self.context_param, ctx)
         return resource_contents(value, uri, self.mime_type)
-
-
-def _doc(fn: Callable[..., Any]) -> str | None:
-    import inspect
-
-    return inspect.cleandoc(fn.__doc__) if fn.__doc__ else None

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .._version import __version__
@@ -22,7 +23,9 @@ from ..protocol.versions import (
 from . import methods
 from .caching import DEFAULT_CACHE, CacheHint
 from .context import Emit
+from .env import read_setting
 from .events import EventBus
+from .middleware import Call, CallNext, Middleware, chain
 from .mrtr import MrtrEngine
 from .prompts import Prompt
 from .request_state import StateSealer, StateStore
@@ -36,12 +39,16 @@ from .uri_template import UriTemplate
 
 if TYPE_CHECKING:
     from ..transports.http import StreamableHTTPApp
+    from .handles import Handles, HandleStore
     from .health import Health
     from .idempotency import IdempotencyStore
 
 F = TypeVar("F", bound=Callable[..., Any])
 log = logging.getLogger("mcpkit.server")
 Completer = Callable[..., Awaitable[Any] | Any]
+#: `lifespan(server)`: an async context manager entered when serving starts; what it yields is
+#: `server.lifespan_state` (`ctx.lifespan` in handlers, `call.lifespan` in middleware).
+Lifespan = Callable[["Server"], AbstractAsyncContextManager[Any]]
 
 
 class Server:
@@ -77,6 +84,10 @@ class Server:
         event_bus: EventBus | None = None,
         legacy: bool = True,
         tasks: TaskStore | None = None,
+        middleware: Sequence[Middleware] = (),
+        lifespan: Lifespan | None = None,
+        mask_errors: bool | None = None,
+        handles: HandleStore | None = None,
         idempotency: IdempotencyStore | None = None,
     ) -> None:
         self.info = Implementation(name, version, title=title, website_url=website_url, icons=icons)
@@ -125,6 +136,25 @@ class Server:
 
             self._methods["tools/call"] = guard(idempotency, methods.tools_call)
             self.idempotency_settings = settings(idempotency)
+        #: State handles for tools (`server.handles.kind("basket", ttl=...)`); in memory unless
+        #: given a shared store (`RedisHandleStore`) for several instances.
+        self._handle_store = handles
+        self._handles: Handles | None = None
+        self.lifespan = lifespan
+        #: What `lifespan` yielded, while serving (None before startup and without a lifespan).
+        self.lifespan_state: Any = None
+        self._lifespan_stack: AsyncExitStack | None = None
+        #: Unexpected tool exceptions reach clients as a generic error with a reference id
+        #: (default; `MCPKIT_MASK_ERRORS=0` or `mask_errors=False` shows them, for development).
+        self._mask_errors = (
+            read_setting("mask_errors") if mask_errors is None else bool(mask_errors)
+        )
+        #: Timeout of tools registered without one (`MCPKIT_TOOL_TIMEOUT`; None: no limit).
+        self.tool_timeout: float | None = read_setting("tool_timeout")
+        self.middleware: list[Middleware] = []
+        self._chain: CallNext | None = None
+        for mw in middleware:
+            self.add_middleware(mw)
 
     # -- registration ----------------------------------------------------------------------
     def tool(
@@ -141,9 +171,13 @@ class Server:
         scopes: Iterable[str] = (),
         task: TaskSupport | None = None,
         task_start: TaskStart = "call",
+        timeout: float | None = None,
     ) -> Callable[[F], F]:
-        """Register a function as a tool; its signature is the input schema. With `scopes`,
-        only callers whose token holds all of them see and call it (403 otherwise).
+        """Register a function as a tool; its signature is the input schema, its docstring the
+        description (Google, NumPy or Sphinx parameter sections document the parameters). With
+        `scopes`, only callers whose token holds all of them see and call it (403 otherwise).
+        With `timeout` (seconds), a call still running then is cancelled and answered as a
+        tool error.
 
         `task="optional"` lets a call run as a task for clients that declare the tasks
         extension (others get the result synchronously); `task="required"` refuses clients
@@ -165,6 +199,7 @@ class Server:
                     scopes=scopes,
                     task=task,
                     task_start=task_start,
+                    timeout=timeout,
                 )
             )
             return fn
@@ -174,8 +209,31 @@ class Server:
     def add_tool(self, tool: Tool) -> None:
         if tool.name in self.tools:
             raise ValueError(f"a tool named {tool.name!r} is already registered (TOOL-13)")
+        tool.mask_errors = self._mask_errors
+        if tool.timeout is None:
+            tool.timeout = self.tool_timeout
         self.tools[tool.name] = tool
         self._changed("notifications/tools/list_changed")
+
+    @property
+    def handles(self) -> Handles:
+        """State handles for tools: `server.handles.kind("basket", ttl=1800)` (made on first
+        use, so servers without handles do not load them)."""
+        if self._handles is None:
+            from .handles import Handles
+
+            self._handles = Handles(self._handle_store)
+        return self._handles
+
+    @property
+    def mask_errors(self) -> bool:
+        return self._mask_errors
+
+    @mask_errors.setter
+    def mask_errors(self, value: bool) -> None:
+        self._mask_errors = value
+        for tool in self.tools.values():
+            tool.mask_errors = value
 
     def remove_tool(self, name: str) -> None:
         if self.tools.pop(name, None) is not None:
@@ -343,11 +401,27 @@ class Server:
             return encode_error(rid, InternalError())
 
     async def handle(self, request: Request, meta: RequestMeta, emit: Emit | None = None) -> Any:
-        """Answer one modern request whose `_meta` is already checked: the `result` value."""
+        """Answer one request whose `_meta` is already checked: the `result` value. The single
+        dispatch point: the middleware chain, when there is one, runs here."""
+        if self._chain is not None:
+            return await self._chain(Call(self, request, meta, emit))
         handler = self._methods.get(request.method)
         if handler is None:
             raise MethodNotFound(f"Method not found: {request.method}")
         return await handler(self, request, meta, emit)
+
+    async def _endpoint(self, call: Call) -> Any:
+        """The innermost link of the middleware chain: the method's handler."""
+        request = call.request
+        handler = self._methods.get(request.method)
+        if handler is None:
+            raise MethodNotFound(f"Method not found: {request.method}")
+        return await handler(self, request, call.meta, call.emit)
+
+    def add_middleware(self, middleware: Middleware) -> None:
+        """Append a middleware (innermost so far): `async (call, call_next) -> result`."""
+        self.middleware.append(middleware)
+        self._chain = chain(self.middleware, self._endpoint)
 
     def open_subscription(self, request: Request, meta: RequestMeta) -> Subscription:
         """Start a `subscriptions/listen` stream; the transport sends `acknowledgement()` first."""
@@ -376,13 +450,25 @@ class Server:
 
     # -- serving ---------------------------------------------------------------------------
     async def startup(self) -> None:
-        """Called by transports when serving begins (connects the event bus)."""
+        """Called by transports when serving begins: enters the `lifespan` (once) and connects
+        the event bus."""
+        if self.lifespan is not None and self._lifespan_stack is None:
+            stack = AsyncExitStack()
+            self.lifespan_state = await stack.enter_async_context(self.lifespan(self))
+            self._lifespan_stack = stack
         await self.subscriptions.start()
 
     async def shutdown(self) -> None:
-        """Called by transports when serving ends: listen streams get their final result."""
+        """Called by transports when serving ends: listen streams get their final result, then
+        the `lifespan` exits."""
         self.tasks.cancel_all()
         await self.subscriptions.stop()
+        stack, self._lifespan_stack = self._lifespan_stack, None
+        if stack is not None:
+            try:
+                await stack.aclose()
+            finally:
+                self.lifespan_state = None
 
     def http_app(self, **options: Any) -> StreamableHTTPApp:
         """The raw ASGI app (mount it in Starlette/FastAPI, or serve it with any ASGI server)."""
@@ -391,22 +477,34 @@ class Server:
         return StreamableHTTPApp(self, **options)
 
     def run(
-        self, transport: str = "stdio", *, host: str = "127.0.0.1", port: int = 8000, **options: Any
+        self,
+        transport: str = "stdio",
+        *,
+        host: str | None = None,
+        port: int | None = None,
+        **options: Any,
     ) -> None:
         """Serve until stopped: `stdio` (default) or `http` (uvicorn, bound to loopback).
 
-        `auth=`: a `BearerAuth` on HTTP; an `EnvironmentAuth` on stdio (credentials from the
-        environment, BASE-31)."""
-        if transport == "stdio":
-            from ..transports.stdio import run_stdio
+        `host`, `port` and the limits default to `MCPKIT_*` settings (`server.settings`), then
+        127.0.0.1:8000. `auth=`: a `BearerAuth` on HTTP; an `EnvironmentAuth` on stdio
+        (credentials from the environment, BASE-31). Ctrl-C stops it quietly with exit
+        status 130."""
+        try:
+            if transport == "stdio":
+                from ..transports.stdio import run_stdio
+                from .settings import Settings
 
-            run_stdio(self, auth=options.get("auth"))
-        elif transport in ("http", "streamable-http"):
-            from ..transports.http import serve_http
+                Settings.from_env().configure_logging()
+                run_stdio(self, auth=options.get("auth"))
+            elif transport in ("http", "streamable-http"):
+                from ..transports.http import serve_http
 
-            serve_http(self, host=host, port=port, **options)
-        else:
-            raise ValueError(f"unknown transport {transport!r}: use 'stdio' or 'http'")
+                serve_http(self, host=host, port=port, **options)
+            else:
+                raise ValueError(f"unknown transport {transport!r}: use 'stdio' or 'http'")
+        except KeyboardInterrupt:
+            raise SystemExit(130) from None
 
     def __repr__(self) -> str:
         return f"Server({self.info.name!r}, version={self.info.version!r})"

@@ -12,7 +12,7 @@ from __future__ import annotations
 import inspect
 import math
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Annotated, Any, Union, get_args, get_origin, get_type_hints
 
 from pydantic_core import SchemaValidator, ValidationError, core_schema
@@ -54,8 +54,15 @@ class Signature:
     )
 
     def __init__(
-        self, fn: Callable[..., Any], *, model_name: str, all_strings: bool = False
+        self,
+        fn: Callable[..., Any],
+        *,
+        model_name: str,
+        all_strings: bool = False,
+        param_docs: Mapping[str, str] | None = None,
     ) -> None:
+        """`param_docs` (from the docstring) describe parameters that carry no
+        `Field(description=...)` of their own."""
         sig = inspect.signature(fn)
         try:
             hints = get_type_hints(fn, include_extras=True)
@@ -87,10 +94,23 @@ class Signature:
             self._validate, self.schema = _scalar_signature(params)
         else:
             self._validate, self.schema = _model_signature(model_name, params, self.has_var_kwargs)
+        if param_docs:
+            _describe(self.schema, param_docs)
 
     def validate(self, arguments: dict[str, Any]) -> dict[str, Any]:
         """Validated keyword arguments; raises pydantic-core's ValidationError."""
         return self._validate(arguments)
+
+
+def _describe(schema: dict[str, Any], docs: Mapping[str, str]) -> None:
+    """Add each documented parameter's `description`; an explicit one wins."""
+    props = schema.get("properties")
+    if not isinstance(props, dict):
+        return
+    for name, text in docs.items():
+        prop = props.get(name)
+        if isinstance(prop, dict) and "description" not in prop:
+            prop["description"] = text
 
 
 def _plain(annotation: Any, default: Any) -> bool:

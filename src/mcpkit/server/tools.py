@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import inspect
+import asyncio
 import logging
 import re
+import secrets
 from collections.abc import Callable, Iterable
 from typing import Any, Literal, get_type_hints
 
@@ -17,6 +18,7 @@ from ..protocol.errors import MCPError
 from ..protocol.headers import HeaderParam, find_header_params
 from ..protocol.jsonschema import compile_schema, first_errors
 from .context import Context
+from .docstrings import parse_doc
 from .handlers import invoke, is_async_callable
 from .inputs import InputRequired
 from .results import OutputSpec, error_result, tool_result
@@ -34,6 +36,10 @@ class ToolError(Exception):
     """Raise from a tool to return `isError: true` with exactly this message."""
 
 
+class ToolTimeout(ToolError):
+    """A tool ran past its `timeout`: the handler was cancelled."""
+
+
 class Tool:
     """One registered tool. `definition` is the wire object, built once."""
 
@@ -44,6 +50,7 @@ class Tool:
         "fn",
         "header_params",
         "is_async",
+        "mask_errors",
         "name",
         "output",
         "principal_params",
@@ -51,6 +58,7 @@ class Tool:
         "signature",
         "task",
         "task_start",
+        "timeout",
     )
 
     def __init__(
@@ -68,6 +76,7 @@ class Tool:
         scopes: Iterable[str] = (),
         task: TaskSupport | None = None,
         task_start: TaskStart = "call",
+        timeout: float | None = None,
     ) -> None:
         self.name = name or fn.__name__
         #: Scopes a caller's token must hold to see and call this tool (AUTH-29).
@@ -84,9 +93,17 @@ class Tool:
         #: for clients without it, "required" refuses them (-32021, TASK-05).
         self.task: TaskSupport | None = task
         self.task_start: TaskStart = task_start
+        if timeout is not None and not timeout > 0:
+            raise ValueError(f"tool {self.name!r}: timeout must be a number of seconds above 0")
+        #: Seconds the handler may run before it is cancelled (None: no limit).
+        self.timeout = timeout
+        #: Unexpected exceptions reach the client as a generic error with a reference id (the
+        #: traceback is logged under it). `Server` sets this from its `mask_errors`.
+        self.mask_errors = True
         self.fn = fn
         self.is_async = is_async_callable(fn)
-        self.signature = Signature(fn, model_name=f"{self.name}_arguments")
+        doc = parse_doc(fn)
+        self.signature = Signature(fn, model_name=f"{self.name}_arguments", param_docs=doc.params)
         self.context_param = self.signature.context_param
         self.principal_params = self.signature.principal_params
         self._validator: Any = None
@@ -109,7 +126,7 @@ class Tool:
         d: dict[str, Any] = {"name": self.name}
         if title:
             d["title"] = title
-        desc = description if description is not None else _doc(fn)
+        desc = description if description is not None else doc.description
         if desc:
             d["description"] = desc
         d["inputSchema"] = schema
@@ -151,16 +168,46 @@ class Tool:
                 f"Invalid arguments for tool '{self.name}': {format_validation_error(exc)}"
             )
         try:
-            value = await invoke(self.fn, self.is_async, kwargs, self.context_param, ctx)
+            if self.timeout is None:
+                value = await invoke(self.fn, self.is_async, kwargs, self.context_param, ctx)
+            else:
+                value = await self._call_with_timeout(kwargs, ctx, self.timeout)
         except (MCPError, InputRequired):
             raise
         except ToolError as exc:
             return error_result(str(exc))
         except Exception as exc:
-            log.exception("tool %r failed", self.name)
-            return error_result(f"Tool '{self.name}' failed: {type(exc).__name__}: {exc}")
+            return self.failed(exc)
         return tool_result(value, self.output)
 
+    async def _call_with_timeout(
+        self, kwargs: dict[str, Any], ctx: Context | None, seconds: float
+    ) -> Any:
+        """The handler, cancelled after `seconds` (a sync handler's thread cannot be stopped:
+        its result is discarded)."""
+        deadline = asyncio.timeout(seconds)
+        try:
+            async with deadline:
+                return await invoke(self.fn, self.is_async, kwargs, self.context_param, ctx)
+        except TimeoutError:
+            if not deadline.expired():
+                raise  # the handler's own TimeoutError: an ordinary failure
+            raise ToolTimeout(
+                f"Tool '{self.name}' did not finish within {seconds:g} s and was stopped. "
+                "Try again with a smaller request, or later."
+            ) from None
 
-def _doc(fn: Callable[..., Any]) -> str | None:
-    return inspect.cleandoc(fn.__doc__) if fn.__doc__ else None
+    def failed(self, exc: BaseException) -> dict[str, Any]:
+        """The result of an unexpected exception: one log record with the traceback and a
+        reference id; the client sees the id (and, unmasked, the exception's text)."""
+        ref = secrets.token_hex(4)
+        log.error("tool %r failed (reference %s)", self.name, ref, exc_info=exc)
+        if self.mask_errors:
+            return error_result(
+                f"Tool '{self.name}' failed with an internal error (reference {ref}). "
+                "The details are in the server's log; retrying the same call will probably "
+                "fail the same way."
+            )
+        return error_result(
+            f"Tool '{self.name}' failed: {type(exc).__name__}: {exc} (reference {ref})"
+        )

@@ -18,16 +18,28 @@ log = logging.getLogger("mcpkit.http")
 def serve_http(
     server: Server,
     *,
-    host: str = "127.0.0.1",
-    port: int = 8000,
+    host: str | None = None,
+    port: int | None = None,
     path: str = "/mcp",
-    log_level: str = "warning",
+    log_level: str | None = None,
     proxy_headers: bool = False,
     **options: Any,
 ) -> None:
-    """Serve with uvicorn (uvloop + httptools when installed). Loopback by default (TR-HTTP-04)."""
+    """Serve with uvicorn (uvloop + httptools when installed). Loopback by default (TR-HTTP-04).
+    Arguments left out come from `MCPKIT_*` settings (host, port, log level, body and session
+    limits), then the defaults."""
     import uvicorn
 
+    from ..server.settings import Settings
+
+    settings = Settings.from_env()
+    settings.configure_logging()
+    host, port = settings.pick("host", host), settings.pick("port", port)
+    log_level = log_level or settings.log_level or "warning"
+    if settings.max_body_bytes is not None:
+        options.setdefault("max_body_size", settings.max_body_bytes)
+    if settings.max_sessions is not None and server.legacy:
+        options.setdefault("max_sessions", settings.max_sessions)
     app = StreamableHTTPApp(server, path=path, **options)
     if host not in ("127.0.0.1", "localhost", "::1") and "allowed_hosts" not in options:
         log.warning(

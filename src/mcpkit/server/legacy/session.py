@@ -258,12 +258,10 @@ class LegacySession:
             return self._subscribe(method, params)
         if method in methods.LISTS:
             return self._list(method, params.get("cursor"))
-        handler = self.server._methods.get(method)
-        if handler is None or method in MODERN_ONLY:
+        if method in MODERN_ONLY:
             raise MethodNotFound(f"Method not found: {method}")
-        result = await handler(
-            self.server, request, self._meta(params, outbox), outbox_emit(outbox)
-        )
+        # Server.handle: the one dispatch point (its middleware run for sessions too).
+        result = await self.server.handle(request, self._meta(params, outbox), outbox_emit(outbox))
         return legacy_result(result)
 
     def _meta(self, params: dict[str, Any], outbox: Outbox) -> SessionRequestMeta:

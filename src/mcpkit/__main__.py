@@ -1,0 +1,5 @@
+"""`python -m mcpkit ...` runs the `mcpkit` command."""
+
+from .cli.main import main
+
+main()

@@ -1,0 +1,91 @@
+"""What `mcpkit host`, `mcpkit pins` and `mcpkit audit` share: the host settings with the CLI's
+defaults (pins, log file), and the chat's view of the servers (`/servers`, pin approvals)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, NoReturn
+
+import typer
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from ..host import Host, HostConfig, HostSettings
+
+ConfigOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--config", "-c", help="mcpServers JSON (default: .mcp.json, then Claude's config files)."
+    ),
+]
+PinsOpt = Annotated[
+    Path | None,
+    typer.Option("--pins", help="The tool pin file (default: the config's, else the state dir)."),
+]
+
+
+def fail(message: str) -> NoReturn:
+    from .output import print_error
+
+    print_error(message)
+    raise typer.Exit(1)
+
+
+def host_settings(config: Path | None, cfg: HostConfig | None = None) -> HostSettings:
+    """The config's `"host"` settings; the pin and log files default to the state directory."""
+    from ..host import ConfigError, HostSettings, load_config
+    from ..host.paths import state_path
+    from ..host.pins import default_pins_path
+
+    try:
+        if cfg is None:
+            cfg = load_config(config)
+        settings = HostSettings.from_config(cfg)
+    except ConfigError as exc:
+        if config is not None or "no MCP configuration found" not in str(exc):
+            fail(str(exc))
+        settings = HostSettings()
+    return replace(
+        settings,
+        pins=settings.pins or default_pins_path(),
+        log=settings.log or state_path("host.log"),
+    )
+
+
+def print_servers(console: Console, host: Host) -> None:
+    """`/servers`: each server's state, tools, and what is withheld."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    from ..host import LinkState
+
+    table = Table("Server", "Transport", "State", "Tools", "Detail")
+    for link in host.fleet.links.values():
+        withheld = f", {len(link.withheld)} withheld" if link.withheld else ""
+        detail = (link.detail or "") if link.state is not LinkState.READY else ""
+        if link.retry_in is not None and not link.state.up:
+            detail += f" (next attempt in {link.retry_in:.2g} s)"
+        table.add_row(
+            escape(link.name),
+            link.config.transport,
+            link.state.value,
+            f"{len(link.tools)}{withheld}" if link.state.up else "-",
+            escape(detail),
+        )
+    console.print(table)
+
+
+def review_pins(console: Console, host: Host, ask: Callable[[str], bool]) -> None:
+    """Before the user's next message: show each withheld change and ask to approve it."""
+    from rich.markup import escape
+
+    for change in host.fleet.pending_changes():
+        name = escape(f"{change.server}/{change.tool}")
+        console.print(f"[yellow]tool changed >[/] {name}")
+        console.print(change.diff(), markup=False, highlight=False)
+        if ask(f"Approve the new definition of {change.server}/{change.tool}?"):
+            host.fleet.approve(change)
+            console.print("[green]approved[/]: offered from the next model round")

@@ -1,0 +1,111 @@
+"""The audit trail: one JSON line per tool call the model asked for, appended to a file.
+
+    {"time": "2026-12-01T09:30:12.104Z", "agent": "support", "server": "returns",
+     "tool": "create_return", "call": "toolu_01", "arguments": "sha256:5f1c…",
+     "decision": "allow", "by": "user", "outcome": "ok", "duration_ms": 412.7, "error": null}
+
+`arguments` is a digest (SHA-256 of canonical JSON) of the arguments the model gave, before
+the host adds host-owned values: the log can show which call was made without storing what was
+in it (a digest of a short value can be guessed, so it attests, it does not hide). `by` says who decided (see
+`consent.Ruling`). `outcome` is `ok`, `tool-error` (the tool reported a failure), `error`
+(no result: refused, unreachable, protocol error), `timeout` or `denied`. Opt in with
+`"host": {"audit": "PATH"}` in the config or `mcpkit host --audit PATH`; read it with
+`mcpkit audit`. Lines are appended with one write each (O_APPEND), so several hosts may share
+a file; the file is created readable by its owner only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from .paths import state_path
+
+
+def default_audit_path() -> Path:
+    return state_path("audit.jsonl")
+
+
+def digest(arguments: Any) -> str:
+    canonical = orjson.dumps(arguments, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS)
+    return "sha256:" + hashlib.sha256(canonical).hexdigest()
+
+
+@dataclass(slots=True)
+class AuditRecord:
+    time: str
+    agent: str | None
+    server: str
+    tool: str
+    call: str
+    arguments: str
+    decision: str = ""
+    by: str = ""
+    outcome: str = ""
+    duration_ms: float = 0.0
+    error: str | None = None
+
+
+class CallAudit:
+    """One call being recorded: `decided(...)`, then `finished(...)` writes the line."""
+
+    def __init__(self, log: AuditLog | None, record: AuditRecord) -> None:
+        self.log = log
+        self.record = record
+        self._start = time.perf_counter()
+
+    def decided(self, decision: str, by: str) -> None:
+        self.record.decision, self.record.by = decision, by
+
+    def finished(self, outcome: str, error: str | None = None) -> None:
+        self.record.outcome, self.record.error = outcome, error
+        self.record.duration_ms = round((time.perf_counter() - self._start) * 1000, 1)
+        if self.log is not None:
+            self.log.write(self.record)
+
+
+class AuditLog:
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path).expanduser()
+
+    def write(self, record: AuditRecord) -> None:
+        line = orjson.dumps(asdict(record)) + b"\n"
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.write(fd, line)
+        finally:
+            os.close(fd)
+
+
+def start_audit(
+    log: AuditLog | None, agent: str | None, server: str, tool: str, call: str, arguments: Any
+) -> CallAudit:
+    """A recorder for one call; with no log it records nothing."""
+    if log is None:
+        return CallAudit(None, AuditRecord("", agent, server, tool, call, ""))
+    return CallAudit(log, AuditRecord(_now(), agent, server, tool, call, digest(arguments)))
+
+
+def read_audit(path: str | Path) -> Iterator[dict[str, Any]]:
+    """The records of an audit file, oldest first; lines that do not parse are skipped."""
+    with open(Path(path).expanduser(), "rb") as f:
+        for line in f:
+            try:
+                record = orjson.loads(line)
+            except orjson.JSONDecodeError:
+                continue
+            if isinstance(record, dict):
+                yield record
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")

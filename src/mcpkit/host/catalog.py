@@ -1,0 +1,154 @@
+"""Which tools an agent offers the model: per-agent filters, a token budget, deferred loading.
+
+    "agents": {"triage": {"servers": ["github", "jira"],
+                          "tools": {"allow": ["github__*"], "deny": ["github__delete_*"],
+                                    "budget": 8000, "alwaysOn": ["github__get_issue"],
+                                    "resultBudget": 25000}}}
+
+Filters are globs on the namespaced names (deny wins; no `allow` means all); a filtered-out
+tool is neither offered nor callable. When the selected catalogue costs more than `budget`
+tokens per model request, the agent switches to deferred loading: the model gets the
+`alwaysOn` tools plus a `search_tools` host tool; each search offers its best matches for the
+rounds that follow (the most recently found first, within the budget). `resultBudget` is the
+output budget of one tool result (see `results`).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .config import ConfigError
+from .conversation import ToolSpec
+from .results import DEFAULT_RESULT_TOKENS
+from .search import BM25Ranker, Ranker, ToolDoc
+from .tokens import SpecTokens
+
+#: Catalogue tokens per model request above which tools are loaded on demand.
+DEFAULT_BUDGET = 10_000
+#: Tool definitions one `search_tools` call returns (and offers) at most.
+DEFAULT_SEARCH_LIMIT = 5
+_KEYS = frozenset({"allow", "deny", "budget", "alwaysOn", "searchLimit", "resultBudget"})
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSettings:
+    allow: tuple[str, ...] = ()
+    deny: tuple[str, ...] = ()
+    budget: int = DEFAULT_BUDGET
+    always_on: tuple[str, ...] = ()
+    search_limit: int = DEFAULT_SEARCH_LIMIT
+    #: Output budget of one tool result, in tokens (`resultBudget`).
+    result_budget: int = DEFAULT_RESULT_TOKENS
+
+    def selects(self, name: str) -> bool:
+        if any(fnmatch.fnmatchcase(name, p) for p in self.deny):
+            return False
+        return not self.allow or any(fnmatch.fnmatchcase(name, p) for p in self.allow)
+
+    @classmethod
+    def from_config(cls, value: Any, where: str = "tools") -> ToolSettings:
+        """The `tools` object of an agent entry (None: the defaults)."""
+        if value is None:
+            return cls()
+        if not isinstance(value, Mapping):
+            raise ConfigError(f"{where}: must be an object with allow, deny, budget, alwaysOn")
+        unknown = set(value) - _KEYS
+        if unknown:
+            raise ConfigError(f"{where}: unknown keys {sorted(unknown)}")
+
+        def globs(key: str) -> tuple[str, ...]:
+            items = value.get(key, [])
+            if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
+                raise ConfigError(
+                    f'{where}.{key}: must be a list of name patterns like "github__*"'
+                )
+            return tuple(items)
+
+        def positive(key: str, default: int) -> int:
+            number = value.get(key, default)
+            if not isinstance(number, int) or isinstance(number, bool) or number < 1:
+                raise ConfigError(f"{where}.{key}: must be a positive whole number")
+            return number
+
+        return cls(
+            globs("allow"),
+            globs("deny"),
+            positive("budget", DEFAULT_BUDGET),
+            globs("alwaysOn"),
+            positive("searchLimit", DEFAULT_SEARCH_LIMIT),
+            positive("resultBudget", DEFAULT_RESULT_TOKENS),
+        )
+
+
+class ToolCatalog:
+    """One agent's view of the fleet's tools, round by round."""
+
+    def __init__(
+        self,
+        settings: ToolSettings,
+        tokens: SpecTokens,
+        ranker: Callable[[], Ranker] = BM25Ranker,
+    ) -> None:
+        self.settings = settings
+        self.tokens = tokens
+        self._make_ranker = ranker
+        self._ranker: Ranker | None = None
+        self._indexed: tuple[tuple[str, int], ...] = ()
+        self.selected: dict[str, ToolSpec] = {}
+        self.docs: dict[str, ToolDoc] = {}
+        self.loaded: list[str] = []  # found by search_tools, most recent last
+        self.deferred = False
+
+    def update(self, specs: list[ToolSpec], docs: Mapping[str, ToolDoc]) -> None:
+        """The fleet's current tools (after a refresh)."""
+        self.selected = {s.name: s for s in specs if self.settings.selects(s.name)}
+        self.docs = {k: docs[k] for k in self.selected if k in docs}
+        self.deferred = self.tokens.total(list(self.selected.values())) > self.settings.budget
+        self.loaded = [k for k in self.loaded if k in self.selected]
+
+    def offer(self) -> list[ToolSpec]:
+        """The tool definitions for the next model request (host tools not included)."""
+        if not self.deferred:
+            return list(self.selected.values())
+        pinned = [
+            s
+            for k, s in self.selected.items()
+            if any(fnmatch.fnmatchcase(k, p) for p in self.settings.always_on)
+        ]
+        room = self.settings.budget - self.tokens.total(pinned)
+        found: list[ToolSpec] = []
+        for key in reversed(self.loaded):  # the most recently found first
+            spec = self.selected[key]
+            if spec in pinned:
+                continue
+            cost = self.tokens(spec)
+            if cost > room and found:
+                break
+            room -= cost
+            found.append(spec)
+        return pinned + found[::-1]
+
+    def callable(self, name: str) -> bool:
+        return name in self.selected
+
+    def search(self, query: str, limit: int | None = None) -> list[ToolSpec]:
+        """The best matches for `query`; they are offered from the next round on."""
+        limit = max(1, min(limit or self.settings.search_limit, self.settings.search_limit))
+        ranker = self._index()
+        hits = ranker.search(query, limit)
+        for hit in reversed(hits):  # the best match ends most recent
+            if hit.key in self.loaded:
+                self.loaded.remove(hit.key)
+            self.loaded.append(hit.key)
+        return [self.selected[h.key] for h in hits]
+
+    def _index(self) -> Ranker:
+        keys = tuple((k, hash(d)) for k, d in self.docs.items())
+        if self._ranker is None or keys != self._indexed:
+            self._ranker = self._make_ranker()
+            self._ranker.index(list(self.docs.values()))
+            self._indexed = keys
+        return self._ranker

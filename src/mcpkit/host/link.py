@@ -1,0 +1,340 @@
+"""One supervised server link: connect, watch the connection (a stdio process exit, a broken
+change stream, a call whose connection failed), and after a loss reconnect with capped
+exponential backoff, re-listing the tools and re-checking them against their pins (the states
+are in `supervision.py`)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from ..client import Client, ClientError, Tool
+from ..client.errors import AuthorizationError
+from ..client.inputs import Elicitation
+from ..client.stdio import StdioTransport
+from ..protocol.errors import MCPError
+from .auth_config import oauth_for
+from .backoff import Backoff
+from .config import ServerConfig
+from .consent import ConsentPolicy
+from .conversation import AssistantMessage, Message, UserMessage
+from .deadlines import Clock
+from .models.base import ModelAdapter
+from .pins import PinChange, ToolPins
+from .supervision import LinkState, StateChange, connection_lost, describe
+from .ui import HostUI
+
+log = logging.getLogger("mcpkit.host")
+
+#: How often a stdio server's process is checked while idle (the client has no exit event).
+PROCESS_CHECK_S = 0.5
+
+
+class ServerLink:
+    """One configured server, its connection and its supervisor."""
+
+    def __init__(
+        self,
+        config: ServerConfig,
+        ui: HostUI,
+        policy: ConsentPolicy,
+        model: ModelAdapter | None,
+        pins: ToolPins | None,
+        *,
+        restart: Backoff | None = None,
+        on_change: Callable[[ServerLink, StateChange], None] | None = None,
+    ) -> None:
+        self.config = config
+        self.name = config.name
+        self.ui = ui
+        self.policy = policy
+        self.model = model
+        self.pins = pins
+        self.restart = restart or Backoff()
+        self.on_change = on_change
+        self.client: Client | None = None
+        #: The tools offered to the model (a changed, unapproved definition is withheld).
+        self.tools: list[Tool] = []
+        self.withheld: list[PinChange] = []
+        self.state = LinkState.DISABLED if config.disabled else LinkState.CONNECTING
+        #: Why the link is down or degraded (for the user, never the model).
+        self.detail: str | None = None
+        self.retry_in: float | None = None
+        self.stale = False
+        #: Set whenever the server announces a tool list change (for callers that must see it).
+        self.changed = asyncio.Event()
+        self._waiters: list[tuple[frozenset[LinkState], asyncio.Future[LinkState]]] = []
+        self._settled = asyncio.Event()
+        self._wake = asyncio.Event()
+        self._lost: asyncio.Future[str] | None = None
+        self._watchers: list[asyncio.Task[None]] = []
+        self._clocks: set[Clock] = set()
+        self._task: asyncio.Task[None] | None = None
+        #: Ask the server for its log messages at this level (shown through `ui.info`).
+        self.log_level: str | None = None
+
+    @property
+    def up(self) -> bool:
+        return self.state.up
+
+    @property
+    def tried(self) -> bool:
+        """The first connection attempt has ended (in success or failure)."""
+        return self._settled.is_set()
+
+    # -- state ------------------------------------------------------------------------
+    def _set(
+        self,
+        state: LinkState,
+        detail: str | None = None,
+        retry_in: float | None = None,
+        *,
+        announce: bool = True,
+    ) -> None:
+        self.state, self.detail, self.retry_in = state, detail, retry_in
+        change = StateChange(self.name, state, detail, retry_in)
+        log.info("%s", change.describe())
+        if announce and self.on_change is not None:
+            self.on_change(self, change)
+        for wanted, waiter in self._waiters:
+            if state in wanted and not waiter.done():
+                waiter.set_result(state)
+        self._waiters = [(w, f) for w, f in self._waiters if not f.done()]
+
+    async def until(self, *states: LinkState) -> LinkState:
+        """Wait until the link is in one of `states` (now, or on entering one: a state it
+        passes through while the caller sleeps still counts)."""
+        if self.state in states:
+            return self.state
+        waiter: asyncio.Future[LinkState] = asyncio.get_running_loop().create_future()
+        self._waiters.append((frozenset(states), waiter))
+        return await waiter
+
+    async def settled(self) -> None:
+        """Wait until the first connection attempt has succeeded or failed."""
+        await self._settled.wait()
+
+    def report(self, exc: BaseException) -> None:
+        """A request failed: a lost connection takes the link down, anything else degrades it."""
+        if not self.up:
+            return
+        if connection_lost(exc):
+            self.lose(describe(exc))
+        elif self.state is LinkState.READY:
+            self._set(LinkState.DEGRADED, describe(exc))
+
+    def healthy(self) -> None:
+        """A request succeeded."""
+        if self.state is LinkState.DEGRADED:
+            self._set(LinkState.READY, _count(self.tools))
+
+    def lose(self, reason: str) -> None:
+        """The connection is gone: withdraw the tools now; the supervisor reconnects."""
+        if self._lost is not None and not self._lost.done():
+            self._lost.set_result(reason)
+            # Announced by the supervisor a moment later, with the delay before reconnecting.
+            self._set(LinkState.DOWN, reason, announce=False)
+
+    # -- supervision ------------------------------------------------------------------
+    def start(self) -> None:
+        if self.state is not LinkState.DISABLED and self._task is None:
+            self._task = asyncio.create_task(self._supervise(), name=f"mcpkit-link-{self.name}")
+        else:
+            self._settled.set()
+
+    def reconnect_now(self) -> None:
+        """Skip the rest of the backoff (or drop a live connection and connect again)."""
+        if self.up:
+            self.lose("reconnect requested")
+        self._wake.set()
+
+    async def _supervise(self) -> None:
+        loop = asyncio.get_running_loop()
+        failures = 0
+        while True:
+            if self.state is not LinkState.CONNECTING:
+                self._set(LinkState.CONNECTING, "reconnecting")
+            retry = True
+            try:
+                async with asyncio.timeout(self.config.timeout):
+                    await self._open()
+            except AuthorizationError as exc:
+                reason, retry = f"authorization failed: {describe(exc)}", False
+                await self._drop()
+            except Exception as exc:
+                reason = describe(exc)
+                if isinstance(exc, TimeoutError) and not isinstance(exc, ClientError):
+                    reason = f"no answer within {self.config.timeout:g} s"  # ours, not the client's
+                await self._drop()
+            else:
+                self._set(LinkState.READY, _count(self.tools))
+                self._settled.set()
+                since = loop.time()
+                assert self._lost is not None
+                reason = await self._lost
+                await self._drop()
+                if loop.time() - since > self.restart.cap:
+                    failures = 0  # it stayed up a good while: start the backoff afresh
+            self._settled.set()
+            # Authorization needs the user: no automatic attempts until asked (reconnect_now).
+            delay = self.restart.delay(failures) if retry else None
+            failures += 1
+            self._set(LinkState.DOWN, reason, delay)
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(delay):
+                    await self._wake.wait()
+            self._wake.clear()
+
+    def _log(self, level: str, data: Any, logger: str | None) -> None:
+        text = data if isinstance(data, str) else repr(data)
+        source = f"{self.name}/{logger}" if logger else self.name
+        self.ui.info(f"{source} {level}: {text}")
+
+    async def _open(self) -> None:
+        sampling = (
+            self._sample if self.policy.may_sample(self.name) and self.model is not None else None
+        )
+        client = Client(
+            self.config.client_target(),
+            elicitation=self._elicit,
+            sampling=sampling,
+            timeout=self.config.timeout,
+            stderr="capture",
+            auth=oauth_for(self.config),
+            log_level=self.log_level,
+            on_log=self._log if self.log_level is not None else None,
+        )
+        self.client = client
+        await client.__aenter__()
+        await self._list()
+        self._lost = asyncio.get_running_loop().create_future()
+        caps = client.info.capabilities if client.info is not None else {}
+        if (caps.get("tools") or {}).get("listChanged"):
+            self._watchers.append(asyncio.create_task(self._listen(client)))
+        if isinstance(client.transport, StdioTransport):
+            self._watchers.append(asyncio.create_task(self._watch_process(client.transport)))
+
+    async def _drop(self) -> None:
+        watchers, self._watchers = self._watchers, []
+        for task in watchers:
+            task.cancel()
+        await asyncio.gather(*watchers, return_exceptions=True)
+        client, self.client = self.client, None
+        self.tools, self.withheld = [], []
+        if client is None:
+            return
+        with contextlib.suppress(Exception):
+            await client.close()
+        if isinstance(client.transport, StdioTransport):
+            for line in client.transport.stderr_tail:  # the server's noise goes to the log
+                log.info("server %r stderr: %s", self.name, line)
+
+    async def _listen(self, client: Client) -> None:
+        """The change stream: list_changed marks the catalogue stale; its end is checked."""
+        try:
+            async with client.subscribe(tools=True) as sub:
+                async for _ in sub:
+                    self.stale = True  # refreshed before the next model round
+                    self.changed.set()
+        except asyncio.CancelledError:
+            raise
+        except (MCPError, ClientError) as exc:
+            if connection_lost(exc):
+                self.lose(describe(exc))
+                return
+        # The stream ended (the server closed it, or refused it): is the server still there?
+        try:
+            await client.request("tools/list", use_cache=False)
+        except (MCPError, ClientError) as exc:
+            if connection_lost(exc):
+                self.lose(describe(exc))
+
+    async def _watch_process(self, transport: StdioTransport) -> None:
+        """A stdio server without a change stream (or a legacy one, whose stream outlives the
+        process) exits silently: check its return code, which costs no I/O."""
+        while transport.returncode is None:  # noqa: ASYNC110 - the client exposes no exit event
+            await asyncio.sleep(PROCESS_CHECK_S)
+        self.lose(f"the process exited with code {transport.returncode}")
+
+    # -- tools ------------------------------------------------------------------------
+    async def refresh(self) -> None:
+        """Between rounds: re-list (cached per ttlMs unless list_changed) and re-check pins."""
+        if not self.up:
+            return
+        try:
+            await self._list()
+        except (MCPError, ClientError) as exc:
+            self.report(exc)
+
+    async def _list(self) -> None:
+        assert self.client is not None
+        tools = await self.client.list_tools()
+        self.stale = False
+        if self.pins is None:
+            self.tools, self.withheld = tools, []
+            return
+        review = self.pins.review(self.name, [t.raw for t in tools])
+        offered = {t["name"] for t in review.offered}
+        self.tools = [t for t in tools if t.name in offered]
+        self.withheld = review.withheld
+        for change in review.fresh:
+            self.ui.warn(
+                f"server {self.name!r} changed the definition of tool {change.tool!r} since it "
+                f"was pinned; it is withheld until you approve it (mcpkit pins diff {self.name})"
+            )
+
+    @contextlib.contextmanager
+    def timing(self, clock: Clock) -> Iterator[None]:
+        """A call to this server runs against `clock`."""
+        self._clocks.add(clock)
+        try:
+            yield
+        finally:
+            self._clocks.discard(clock)
+
+    @contextlib.contextmanager
+    def _waiting_for_user(self) -> Iterator[None]:
+        """The server asked something: its calls' deadlines wait while the user answers
+        (the client does not say which call asked, so all of this server's do)."""
+        with contextlib.ExitStack() as stack:
+            for clock in list(self._clocks):
+                stack.enter_context(clock.paused())
+            yield
+
+    async def _elicit(self, request: Elicitation) -> dict[str, Any]:
+        with self._waiting_for_user():
+            return await self.ui.elicit(self.name, request)
+
+    async def _sample(self, params: dict[str, Any]) -> dict[str, Any]:
+        """The host's model answers a server's sampling request (policy allowed it)."""
+        assert self.model is not None
+        with self._waiting_for_user():
+            return await self._answer_sampling(self.model, params)
+
+    async def _answer_sampling(self, model: ModelAdapter, params: dict[str, Any]) -> dict[str, Any]:
+        history: list[Message] = []
+        for m in params.get("messages") or []:
+            content = m.get("content") or {}
+            text = content.get("text", "") if isinstance(content, dict) else ""
+            history.append(UserMessage(text) if m.get("role") == "user" else AssistantMessage(text))
+        reply = await model.complete(params.get("systemPrompt"), history, [])
+        return {
+            "role": "assistant",
+            "content": {"type": "text", "text": reply.text},
+            "model": model.name,
+            "stopReason": "endTurn",
+        }
+
+    async def close(self) -> None:
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+        await self._drop()
+
+
+def _count(tools: list[Tool]) -> str:
+    return f"{len(tools)} tool{'' if len(tools) == 1 else 's'}"

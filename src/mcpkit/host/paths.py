@@ -1,0 +1,13 @@
+"""Where the host keeps its state by default: `$XDG_STATE_HOME/mcpkit/` (else
+`~/.local/state/mcpkit/`). Tool pins live here, not in a cache directory: clearing a cache
+must never silently re-pin a changed tool."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def state_path(name: str) -> Path:
+    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local/state")
+    return Path(base) / "mcpkit" / name

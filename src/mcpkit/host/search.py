@@ -1,0 +1,198 @@
+"""Ranking tools against a request, for deferred loading (`search_tools`).
+
+`Ranker` is the interface: index `ToolDoc`s once per catalogue, then `search(query, k)`.
+`BM25Ranker` is the lexical one (Okapi BM25 from `bm25s`, Snowball stemming from `PyStemmer`:
+`pip install mcpkit[search]`). Each field is its own BM25 index and a tool's score is the
+weighted sum of its field scores, so a long description cannot drown a short name, and
+parameter docs count for less than what the tool says it does. Names are
+split the way people write them (`get_pull_request`, `getPullRequest`, `get-pull-request`
+→ get pull request). An embedding ranker can implement the same two methods.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from .vocabulary import EXPANSION_WEIGHT
+
+#: Field weights of `BM25Ranker` (general choices, not fitted to any one set of requests).
+FIELD_WEIGHTS: dict[str, float] = {
+    "name": 1.0,
+    "description": 1.0,
+    "parameters": 0.5,
+    "server": 0.5,
+}
+
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+_WORD = re.compile(r"[A-Za-z0-9]+")
+
+
+@dataclass(frozen=True, slots=True)
+class ToolDoc:
+    """What a ranker may read of one tool."""
+
+    key: str  # the namespaced name the model calls
+    name: str  # the tool's own name
+    server: str = ""
+    title: str = ""
+    description: str = ""
+    parameters: tuple[tuple[str, str], ...] = ()  # (name, description)
+
+    @classmethod
+    def from_tool(
+        cls, key: str, server: str, tool: dict[str, Any], input_schema: dict[str, Any]
+    ) -> ToolDoc:
+        props = input_schema.get("properties")
+        params = tuple(
+            (str(name), str(spec.get("description") or "") if isinstance(spec, dict) else "")
+            for name, spec in (props.items() if isinstance(props, dict) else ())
+        )
+        title = tool.get("title") or (tool.get("annotations") or {}).get("title") or ""
+        return cls(
+            key, str(tool.get("name", key)), server, str(title),
+            str(tool.get("description") or ""), params,
+        )  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    key: str
+    score: float
+
+
+class Ranker(Protocol):
+    def index(self, docs: Sequence[ToolDoc]) -> None:
+        """Replace the indexed catalogue."""
+        ...
+
+    def search(self, query: str, k: int) -> list[Hit]:
+        """The best `k` tools for `query`, best first; no hit scores zero."""
+        ...
+
+
+def split_words(text: str) -> list[str]:
+    """Lower-case words of `text`, with snake_case, kebab-case and camelCase split."""
+    return [w.lower() for chunk in _WORD.findall(text) for w in _CAMEL.split(chunk) if w]
+
+
+@dataclass
+class Analyzer:
+    """Words → index terms: split, stop words dropped (Lucene's English list), stemmed; and a
+    query's expansion terms from `vocabulary` (synonyms, abbreviations)."""
+
+    language: str = "english"
+    _stemmer: Any = field(default=None, repr=False)
+    _stop: frozenset[str] = field(default=frozenset(), repr=False)
+    _related: dict[str, frozenset[str]] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        import Stemmer
+        from bm25s.stopwords import STOPWORDS_EN
+
+        from .vocabulary import ABBREVIATIONS, SYNONYMS
+
+        self._stemmer = Stemmer.Stemmer(self.language)
+        self._stop = frozenset(STOPWORDS_EN)
+        related: dict[str, set[str]] = {}
+        for group in SYNONYMS:
+            stems = set(self._stemmer.stemWords(list(group)))
+            for stem in stems:
+                related.setdefault(stem, set()).update(stems - {stem})
+        for short, long in ABBREVIATIONS.items():
+            related.setdefault(short, set()).update(self.terms(long))
+        self._related = {k: frozenset(v) for k, v in related.items()}
+
+    def terms(self, text: str) -> list[str]:
+        words = [w for w in split_words(text) if w not in self._stop]
+        return list(self._stemmer.stemWords(words))
+
+    def expansions(self, terms: list[str]) -> list[str]:
+        """Related terms of `terms` that are not among them already."""
+        seen = set(terms)
+        out: list[str] = []
+        for term in terms:
+            for other in sorted(self._related.get(term, ())):
+                if other not in seen:
+                    seen.add(other)
+                    out.append(other)
+        return out
+
+
+class BM25Ranker:
+    """Okapi BM25 per field (name, description, parameters) plus the tool's server as a whole
+    (all its tools' names and descriptions: a request about "Slack" or "pods" lifts that
+    server's tools), combined by `FIELD_WEIGHTS`; request words expanded by `vocabulary`."""
+
+    FIELDS = ("name", "description", "parameters")
+
+    def __init__(
+        self, weights: dict[str, float] | None = None, *, k1: float = 1.2, b: float = 0.75
+    ) -> None:
+        self.weights = dict(FIELD_WEIGHTS if weights is None else weights)
+        self.k1, self.b = k1, b
+        self.analyzer = Analyzer()
+        self._keys: list[str] = []
+        self._indices: dict[str, Any] = {}
+        self._server_of: list[int] = []  # tool → row of the "server" index
+
+    def _bm25(self, corpus: list[list[str]]) -> Any:
+        import bm25s
+
+        index = bm25s.BM25(k1=self.k1, b=self.b)
+        index.index(corpus, show_progress=False)
+        return index
+
+    def index(self, docs: Sequence[ToolDoc]) -> None:
+        self._keys = [d.key for d in docs]
+        self._indices = {}
+        per_field: dict[str, list[list[str]]] = {name: [] for name in self.FIELDS}
+        servers: dict[str, list[str]] = {}
+        for doc in docs:
+            texts = {
+                "name": f"{doc.server} {doc.name} {doc.title}",
+                "description": doc.description,
+                "parameters": " ".join(f"{n} {d}" for n, d in doc.parameters),
+            }
+            for name, corpus in per_field.items():
+                corpus.append(self.analyzer.terms(texts[name]))
+            servers.setdefault(doc.server, []).extend(per_field["name"][-1])
+            servers[doc.server].extend(per_field["description"][-1])
+        for name, corpus in per_field.items():
+            if any(corpus) and self.weights.get(name):  # an empty field cannot score
+                self._indices[name] = self._bm25(corpus)
+        if docs and self.weights.get("server"):
+            order = list(servers)
+            self._server_of = [order.index(d.server) for d in docs]
+            self._indices["server"] = self._bm25([servers[s] for s in order])
+
+    def scores(self, query: str) -> list[float]:
+        """Every indexed tool's score for `query`, in index order."""
+        terms = self.analyzer.terms(query)
+        total = [0.0] * len(self._keys)
+        if not terms:
+            return total
+        parts = [(terms, 1.0)]
+        extra = self.analyzer.expansions(terms)
+        if extra:
+            parts.append((extra, EXPANSION_WEIGHT))
+        for name, index in self._indices.items():
+            for words, factor in parts:
+                weight = self.weights[name] * factor
+                scores = index.get_scores(words).tolist()
+                if name == "server":
+                    scores = [scores[row] for row in self._server_of]
+                for i, score in enumerate(scores):
+                    total[i] += weight * score
+        return total
+
+    def search(self, query: str, k: int) -> list[Hit]:
+        scored = [(s, -i) for i, s in enumerate(self.scores(query)) if s > 0]
+        scored.sort(reverse=True)
+        return [Hit(self._keys[-i], s) for s, i in scored[:k]]
+
+
+def top_keys(hits: Iterable[Hit]) -> list[str]:
+    return [h.key for h in hits]

@@ -1,0 +1,124 @@
+"""Middleware: an ordered chain of functions around every request the server answers.
+
+    async def timing(call: Call, call_next: CallNext) -> Any:
+        started = time.perf_counter()
+        try:
+            return await call_next(call)
+        finally:
+            log.info("%s took %.1f ms", call.method, (time.perf_counter() - started) * 1e3)
+
+    server = Server("shop", middleware=[timing])
+
+A middleware gets the `Call` (method, params, the caller, the server, its lifespan state) and
+`call_next`; it returns the request's `result` or raises an `MCPError` (the request's error;
+any other exception is answered -32603 and logged by the transport).
+Returning without calling `call_next` short-circuits the request. The first middleware in the
+list is the outermost. A tool's own failure is already a result (`isError: true`) by the time
+it comes back through the chain; protocol errors (unknown tool, bad params) are raised.
+
+Results are what the methods return: a dict, or for cacheable lists an `orjson.Fragment` of
+pre-encoded bytes (`orjson.dumps(result)` gives the bytes in both cases).
+
+With no middleware installed `Server.handle` dispatches directly: no `Call` is built.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from ..auth.access import current_access
+
+if TYPE_CHECKING:
+    from ..auth.access import AccessToken
+    from ..protocol.jsonrpc import Request
+    from ..protocol.meta import RequestMeta
+    from .context import Emit
+    from .server import Server
+
+__all__ = ["Call", "CallNext", "Middleware", "chain"]
+
+
+class Call:
+    """One request on its way through the middleware chain."""
+
+    __slots__ = ("_state", "emit", "meta", "request", "server")
+
+    def __init__(
+        self, server: Server, request: Request, meta: RequestMeta, emit: Emit | None
+    ) -> None:
+        self.server = server
+        #: The JSON-RPC request (`id`, `method`, `params`). Replace it to change what the
+        #: handler sees (e.g. `Request(call.request.id, call.method, new_params)`).
+        self.request = request
+        #: The request's checked `_meta`: protocol version, client info and capabilities.
+        self.meta = meta
+        self.emit = emit
+        self._state: dict[str, Any] | None = None
+
+    @property
+    def state(self) -> dict[str, Any]:
+        """Scratch space shared by the middleware of this one request."""
+        if self._state is None:
+            self._state = {}
+        return self._state
+
+    @property
+    def method(self) -> str:
+        return self.request.method
+
+    @property
+    def params(self) -> dict[str, Any]:
+        return self.request.params or {}
+
+    @property
+    def name(self) -> str | None:
+        """The tool or prompt named by `tools/call` / `prompts/get`, the URI of
+        `resources/read`; None for other methods."""
+        params = self.params
+        value = params.get("uri") if self.method == "resources/read" else params.get("name")
+        return value if type(value) is str else None
+
+    @property
+    def auth(self) -> AccessToken | None:
+        """The caller's verified access token (None when the transport has no auth)."""
+        return current_access.get()
+
+    @property
+    def principal(self) -> str | None:
+        """Who is calling, from the verified token; None for unauthenticated transports."""
+        access = current_access.get()
+        return access.principal if access is not None else None
+
+    @property
+    def lifespan(self) -> Any:
+        """What the server's `lifespan` yielded."""
+        return self.server.lifespan_state
+
+    def __repr__(self) -> str:
+        return f"Call({self.method!r}, id={self.request.id!r})"
+
+
+CallNext = Callable[[Call], Awaitable[Any]]
+Middleware = Callable[[Call, CallNext], Awaitable[Any]]
+
+
+def chain(middleware: Sequence[Middleware], endpoint: CallNext) -> CallNext:
+    """`endpoint` wrapped by each middleware, the first one outermost."""
+    handler = endpoint
+    for mw in reversed(middleware):
+        handler = _Link(mw, handler)
+    return handler
+
+
+class _Link:
+    """`call_next` of one middleware: calls the next one directly (no coroutine of its own)."""
+
+    __slots__ = ("call_next", "mw")
+
+    def __init__(self, mw: Middleware, call_next: CallNext) -> None:
+        self.mw = mw
+        self.call_next = call_next
+
+    def __call__(self, call: Call) -> Awaitable[Any]:
+        return self.mw(call, self.call_next)

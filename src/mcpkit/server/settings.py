@@ -1,0 +1,84 @@
+"""Server settings from the environment (`MCPKIT_*`), read when serving starts, never at import.
+
+| variable | type | default | what it sets |
+|---|---|---|---|
+| `MCPKIT_HOST` | str | `127.0.0.1` | HTTP bind address (loopback unless you say otherwise) |
+| `MCPKIT_PORT` | int 0-65535 | `8000` | HTTP port |
+| `MCPKIT_LOG_LEVEL` | debug, info, warning, error, critical | unset | the `mcpkit` loggers and uvicorn |
+| `MCPKIT_MAX_BODY_BYTES` | int > 0 | 4 MiB (the transport's) | largest HTTP request body (413 above) |
+| `MCPKIT_MAX_SESSIONS` | int > 0 | 10000 (the transport's) | live 2025-11-25 HTTP sessions |
+| `MCPKIT_MASK_ERRORS` | bool | `true` | hide unexpected tool exceptions from clients |
+| `MCPKIT_TOOL_TIMEOUT` | seconds > 0, or empty | none | timeout of tools registered without `timeout=` |
+
+Precedence: an argument given in code or on the command line, then the environment, then the
+default. Booleans accept 1/0, true/false, yes/no, on/off. A bad value stops the server with one
+line naming the variable, the value and what is expected.
+
+Plain dataclass rather than pydantic-settings: the environment is read once per process, and
+the server does not import pydantic at start-up (see `server/signature.py`).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from typing import Any, TypeVar
+
+from .env import ENV_PREFIX, SettingsError, read_setting
+
+__all__ = ["ENV_PREFIX", "Settings", "SettingsError"]
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """What a deployment may set without code changes (see the module docstring)."""
+
+    host: str = "127.0.0.1"
+    port: int = 8000
+    #: None: logging is left as the application configured it (uvicorn logs warnings).
+    log_level: str | None = None
+    #: None: the transport's own default.
+    max_body_bytes: int | None = None
+    max_sessions: int | None = None
+    #: True (the default): an unexpected exception in a tool reaches the client as a generic
+    #: error with a reference id, the traceback only in the server log. False shows the
+    #: exception text to the client (development only: it can leak secrets).
+    mask_errors: bool = True
+    tool_timeout: float | None = None
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
+        """Settings from `MCPKIT_*` variables; unset ones keep their defaults."""
+        env = os.environ if environ is None else environ
+        values: dict[str, Any] = {}
+        for f in fields(cls):
+            if ENV_PREFIX + f.name.upper() in env:
+                values[f.name] = read_setting(f.name, env)
+        return cls(**values)
+
+    @classmethod
+    def read(cls, field: str, environ: Mapping[str, str] | None = None) -> Any:
+        """One setting: its variable's value, or the default when it is unset."""
+        return read_setting(field, environ)
+
+    def pick(self, name: str, given: T | None) -> T:
+        """`given` when it is not None, else this setting."""
+        return given if given is not None else getattr(self, name)
+
+    def configure_logging(self) -> None:
+        """With a `log_level`: set the `mcpkit` loggers' level, and give the root logger a
+        stderr handler when the application configured none (stdout is the stdio transport's).
+        Without one, nothing changes (Python still prints warnings and errors to stderr)."""
+        if self.log_level is None:
+            return
+        level = getattr(logging, self.log_level.upper())
+        logging.getLogger("mcpkit").setLevel(level)
+        root = logging.getLogger()
+        if not root.handlers:
+            logging.basicConfig(
+                level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+            )
