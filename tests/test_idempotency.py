@@ -248,8 +248,8 @@ async def test_an_error_frees_the_key(store: IdempotencyStore) -> None:
     assert shop.runs == 2
 
 
-async def test_null_arguments_are_no_way_around_the_key() -> None:
-    server = Server("null", idempotency=MemoryIdempotencyStore())
+async def test_absent_arguments_are_bound_as_an_empty_object() -> None:
+    server = Server("bare", idempotency=MemoryIdempotencyStore())
     runs: list[int] = []
 
     @server.tool()
@@ -259,9 +259,14 @@ async def test_null_arguments_are_no_way_around_the_key() -> None:
         return "pong"
 
     async with Client(server) as client:
-        params = {"name": "ping", "arguments": None, "_meta": {IDEMPOTENCY_KEY: "k"}}
-        for _ in range(2):
-            await client.request("tools/call", params, use_cache=False)
+        absent = {"name": "ping", "_meta": {IDEMPOTENCY_KEY: "k"}}
+        await client.request("tools/call", absent, use_cache=False)
+        empty = {**absent, "arguments": {}}
+        assert (await client.request("tools/call", empty, use_cache=False))["_meta"][
+            "dev.mcpkit/idempotentReplay"
+        ]
+        with pytest.raises(InvalidParams):  # null is refused before any handler runs
+            await client.request("tools/call", {**absent, "arguments": None}, use_cache=False)
     assert runs == [1]
 
 

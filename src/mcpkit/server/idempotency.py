@@ -32,11 +32,9 @@ import orjson
 from ..auth.access import current_access, require_scopes
 from ..protocol.errors import InvalidParams
 from ..protocol.idempotency import IDEMPOTENCY_KEY, IDEMPOTENT_REPLAY, MAX_KEY_LENGTH, valid_key
-from ..protocol.jsonrpc import Request
-from ..protocol.meta import RequestMeta
-from .context import Emit
 
 if TYPE_CHECKING:
+    from .admission import ServerRequest
     from .methods import Handler
     from .server import Server
 
@@ -100,14 +98,12 @@ def settings(store: IdempotencyStore) -> dict[str, Any]:
 def guard(store: IdempotencyStore, inner: Handler) -> Handler:
     """The `tools/call` handler with idempotency keys honoured around `inner`."""
 
-    async def tools_call(
-        server: Server, request: Request, meta: RequestMeta, emit: Emit | None
-    ) -> Any:
-        params = request.params or {}
+    async def tools_call(server: Server, request: ServerRequest) -> Any:
+        params = request.params
         extra = params.get("_meta")
         key = extra.get(IDEMPOTENCY_KEY) if type(extra) is dict else None
         if key is None:
-            return await inner(server, request, meta, emit)
+            return await inner(server, request)
         if not valid_key(key):
             raise InvalidParams(
                 f'Invalid params: "_meta.{IDEMPOTENCY_KEY}" must be a string of 1 to '
@@ -118,7 +114,7 @@ def guard(store: IdempotencyStore, inner: Handler) -> Handler:
             arguments = {}  # as tools/call reads it
         tool = server.tools.get(name) if type(name) is str else None
         if tool is None or type(arguments) is not dict:
-            return await inner(server, request, meta, emit)  # its usual -32602
+            return await inner(server, request)  # its usual -32602
         if tool.scopes:
             require_scopes(tool.scopes)  # a replay is no way around the tool's scopes
         access = current_access.get()
@@ -128,7 +124,7 @@ def guard(store: IdempotencyStore, inner: Handler) -> Handler:
         if stored is not None:
             return _replayed(stored)
         try:
-            result = await inner(server, request, meta, emit)
+            result = await inner(server, request)
         except BaseException:
             await asyncio.shield(_quietly(store.release(record)))
             raise
