@@ -12,6 +12,7 @@ else (auth, GET streams, legacy sessions, redirects) stays on aiohttp.
 from __future__ import annotations
 
 import asyncio
+import select
 import socket
 import ssl
 import time
@@ -25,6 +26,24 @@ import httptools
 from .http_failures import connect_failed
 
 __all__ = ["H1Pool", "H1Response"]
+
+
+#: A connection idle this long is checked for a close from the server before it is reused.
+_CHECK_AFTER = 0.1
+
+
+def _peer_closed(transport: asyncio.BaseTransport | None) -> bool:
+    """The server closed (or wrote to) this idle connection and the loop has not seen it yet:
+    a request written now would be lost, and a POST must not be sent twice (RFC 9112 §9.3.1).
+    As urllib3 does, poll the socket without waiting: readable while idle means EOF."""
+    sock = transport.get_extra_info("socket") if transport is not None else None
+    if sock is None:
+        return transport is None
+    try:
+        readable, _, _ = select.select([sock], [], [], 0)
+    except (OSError, ValueError):
+        return True
+    return bool(readable)
 
 
 class H1Response:
@@ -235,10 +254,12 @@ class H1Pool:
             raise
 
     def _idle_conn(self) -> _Conn | None:
-        fresh = time.monotonic() - self.keepalive
+        now = time.monotonic()
         while self._idle:
             conn = self._idle.pop()
-            if conn.transport is not None and conn.error is None and conn.idle_since > fresh:
+            idle, transport = now - conn.idle_since, conn.transport
+            usable = transport is not None and conn.error is None and idle < self.keepalive
+            if usable and (idle < _CHECK_AFTER or not _peer_closed(transport)):
                 return conn
             conn.close()
         return None
