@@ -187,7 +187,8 @@ class Client:
         progress notification restarts that timeout, up to `max_timeout` seconds in all (CANC-08).
         `log_level` overrides the client's for this request."""
         body: JSONObject = dict(params or {})
-        if check_log_level(log_level) is not None:
+        if log_level is not None:
+            check_log_level(log_level)
             body["_meta"] = {**(body.get("_meta") or {}), META_LOG_LEVEL: log_level}
         cache = self.cache if use_cache else None
         if cache is not None:

@@ -34,15 +34,22 @@ CALL_HEADERS: ContextVar[Mapping[str, str]] = ContextVar(
 _MCP_HEADERS = ("mcp-protocol-version", "mcp-method", "mcp-name", "mcp-param-", "mcp-session-id")
 
 
-@contextlib.contextmanager
-def call_headers(headers: Mapping[str, str] | None) -> Iterator[None]:
-    """Add `headers` to the requests made inside (none of the MCP ones: TR-HDR-12)."""
+_NO_HEADERS = contextlib.nullcontext()
+
+
+def call_headers(headers: Mapping[str, str] | None) -> contextlib.AbstractContextManager[None]:
+    """Add `headers` to the requests made inside (none of the MCP ones: TR-HDR-12). Without
+    any, a shared no-op (the call path stays as cheap as it was)."""
     if not headers:
-        yield
-        return
+        return _NO_HEADERS
     mirrored = [h for h in headers if h.lower().startswith(_MCP_HEADERS)]
     if mirrored:
         raise ValueError(f"headers {mirrored} are set by the transport (TR-HDR-12)")
+    return _added(headers)
+
+
+@contextlib.contextmanager
+def _added(headers: Mapping[str, str]) -> Iterator[None]:
     token = CALL_HEADERS.set({**CALL_HEADERS.get(), **headers})
     try:
         yield
