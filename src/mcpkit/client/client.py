@@ -26,6 +26,7 @@ from ..protocol.jsonrpc import JSONObject, Notification
 from ..protocol.tasks import TASKS_EXTENSION
 from ..protocol.versions import META_LOG_LEVEL
 from .cache import ResultCache
+from .catalog import CatalogRequests
 from .connect import Era, era_cache_key, make_client_transport
 from .deadline import Deadline
 from .era import ERA_CACHE, LegacyStart, connect_era, server_info
@@ -35,19 +36,9 @@ from .inputs import ElicitationHandler, InputHandlers, RootsProvider, SamplingHa
 from .mrtr import complete
 from .notifications import LogCallback, NotificationRouter, ProgressCallback, check_log_level
 from .output_schema import OutputValidator
-from .session import ClientSession
-from .subscription import Subscription, listen_filter, listen_stream
-from .types import (
-    CallResult,
-    Completion,
-    Prompt,
-    PromptResult,
-    ReadResult,
-    Resource,
-    ResourceTemplate,
-    ServerInfo,
-    Tool,
-)
+from .session import ClientSession, Trace
+from .subscription import Subscription, listen_filter, listen_stream, traced
+from .types import CallResult, ServerInfo, Tool
 
 if TYPE_CHECKING:
     from ..auth.oauth import OAuth
@@ -56,7 +47,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("mcpkit.client")
 
 
-class Client:
+class Client(CatalogRequests):
     def __init__(
         self,
         target: Any,
@@ -80,6 +71,8 @@ class Client:
         auth: OAuth | None = None,
         tasks: bool = True,
         log_level: str | None = None,
+        extensions: Mapping[str, JSONObject] | None = None,
+        trace: Trace | None = None,
     ) -> None:
         """`auth`: an `mcpkit.auth.OAuth` for servers that answer 401 (HTTP only; a stdio
         server takes credentials from its environment, `env`, as the spec says: BASE-31).
@@ -87,11 +80,17 @@ class Client:
         `call_tool` follows a task to its result either way it is answered.
         `log_level` ("debug" ... "emergency"): ask for the server's log messages at or above it
         on every request (`io.modelcontextprotocol/logLevel`, LOG-03/04; `logging/setLevel` on
-        a 2025-11-25 session); they reach `on_log`. None: modern servers send none."""
+        a 2025-11-25 session); they reach `on_log`. None: modern servers send none.
+        `extensions`: more extensions to declare (id → settings, VER-07), e.g. MCP Apps.
+        `trace`: sees every JSON-RPC message as sent or received (`"send"`/`"recv"`), for
+        inspectors; it must not block."""
         check_log_level(log_level)
         self.handlers = InputHandlers(elicitation, sampling, roots, url_elicitation=url_elicitation)
         self.cache = ResultCache() if cache else None
-        self.notes = NotificationRouter(self.cache, on_log, on_notification)
+        self.notes = NotificationRouter(self.cache, on_log, on_notification, trace)
+        self.trace = trace
+        #: Extensions declared besides tasks (the legacy `initialize` carries these too).
+        self.extensions: JSONObject = dict(extensions or {})
         self.transport, self._era_key = make_client_transport(
             target,
             headers=headers,
@@ -106,12 +105,14 @@ class Client:
         self.max_input_rounds = max_input_rounds
         self.probe_timeout = probe_timeout
         capabilities = self.handlers.capabilities()
-        if tasks:
-            capabilities["extensions"] = {TASKS_EXTENSION: {}}  # TASK-01, per request
+        declared = {**({TASKS_EXTENSION: {}} if tasks else {}), **self.extensions}
+        if declared:
+            capabilities["extensions"] = declared  # TASK-01, per request
         self.session = ClientSession(
             self.transport, timeout=timeout, capabilities=capabilities, client_info=client_info
         )
         self.session.log_level = log_level
+        self.session.trace = trace
         self.legacy: LegacySession | None = None
         self.info: ServerInfo | None = None
         self._headers_key = hashlib.sha256(
@@ -153,7 +154,7 @@ class Client:
     async def connect(self) -> ServerInfo:
         """Start the transport and learn the server's era (every step has a deadline)."""
         await self.transport.start()
-        legacy = LegacyStart(self.transport, self.handlers, self.notes)
+        legacy = LegacyStart(self.transport, self.handlers, self.notes, self.extensions)
         self.info, self.legacy = await connect_era(
             self._era_key,
             self.requested_era,
@@ -316,49 +317,6 @@ class Client:
         """The server advertised the `dev.mcpkit/idempotency` extension (known once connected)."""
         return self.info is not None and advertised(self.info.capabilities) is not None
 
-    async def list_resources(self) -> list[Resource]:
-        return [Resource.from_wire(r) for r in await self._list_all("resources/list", "resources")]
-
-    async def list_resource_templates(self) -> list[ResourceTemplate]:
-        items = await self._list_all("resources/templates/list", "resourceTemplates")
-        return [ResourceTemplate.from_wire(t) for t in items]
-
-    async def read_resource(
-        self, uri: str, *, timeout: float | EllipsisType | None = ...
-    ) -> ReadResult:
-        raw = await self.request("resources/read", {"uri": uri}, timeout=timeout)
-        contents = raw.get("contents")
-        return ReadResult(
-            [c for c in contents if isinstance(c, dict)] if isinstance(contents, list) else [], raw
-        )
-
-    async def list_prompts(self) -> list[Prompt]:
-        return [Prompt.from_wire(p) for p in await self._list_all("prompts/list", "prompts")]
-
-    async def get_prompt(
-        self, name: str, arguments: Mapping[str, str] | None = None
-    ) -> PromptResult:
-        params: JSONObject = {"name": name}
-        if arguments:
-            params["arguments"] = dict(arguments)
-        raw = await self.request("prompts/get", params, use_cache=False)
-        messages = raw.get("messages")
-        return PromptResult(
-            raw.get("description"), messages if isinstance(messages, list) else [], raw
-        )
-
-    async def complete(
-        self, ref: JSONObject, argument: str, value: str, context: Mapping[str, str] | None = None
-    ) -> Completion:
-        params: JSONObject = {"ref": ref, "argument": {"name": argument, "value": value}}
-        if context:
-            params["context"] = {"arguments": dict(context)}
-        raw = await self.request("completion/complete", params, use_cache=False)
-        c = raw.get("completion") or {}
-        return Completion(
-            [str(v) for v in c.get("values") or []], c.get("total"), bool(c.get("hasMore")), raw
-        )
-
     def subscribe(
         self,
         *,
@@ -374,7 +332,10 @@ class Client:
         `reopen=False` ends the iteration instead): see `Subscription`."""
         wanted = listen_filter(tools, prompts, resources, resource_uris)
         if self.legacy is not None:
-            return Subscription(self.legacy.listen(wanted, self.timeout), self.notes.invalidate)
+            messages = self.legacy.listen(wanted, self.timeout)
+            if self.trace is not None:
+                messages = traced(messages, self.trace)
+            return Subscription(messages, self.notes.invalidate)
         again = reopen and getattr(self.transport, "reopens_streams", False)
         stream = self.transport.stream  # type: ignore[attr-defined]
         return listen_stream(

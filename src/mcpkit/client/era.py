@@ -74,12 +74,17 @@ class LegacyStart:
     transport: Transport
     handlers: InputHandlers
     on_notification: Callable[[Notification], Any]
+    extensions: JSONObject
 
     def session(self, session: ClientSession) -> LegacySession:
         from .legacy import LegacySession
 
         return LegacySession(
-            self.transport, self.handlers, session, on_notification=self.on_notification
+            self.transport,
+            self.handlers,
+            session,
+            on_notification=self.on_notification,
+            extensions=self.extensions,
         )
 
 

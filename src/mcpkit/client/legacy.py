@@ -20,12 +20,13 @@ from ..protocol.versions import LEGACY_LATEST, LEGACY_VERSIONS
 from .deadline import Deadline
 from .errors import ClientError, InvalidResponse, RequestTimeout
 from .inputs import InputHandlers, NoHandler
+from .session import response_message
 from .stdio import StdioTransport
 from .transport import Transport
+from .types import ServerInfo
 
 if TYPE_CHECKING:
     from .session import ClientSession
-from .types import ServerInfo
 
 #: Versions we accept from `initialize` (newest first).
 ACCEPTED = LEGACY_VERSIONS
@@ -39,10 +40,12 @@ class LegacySession:
         session: ClientSession,
         *,
         on_notification: Callable[[Notification], Any],
+        extensions: JSONObject | None = None,
     ) -> None:
         """`session`: the connection's modern session, whose id counter this one shares (the
         era probe and every other request draw from it, so a late answer to an abandoned
-        request can never be taken for another's), its client info and its log level."""
+        request can never be taken for another's), its client info, log level and trace.
+        `extensions`: declared in `initialize` besides the handlers' capabilities (VER-07)."""
         from .http import HttpTransport
         from .legacy_http import LegacyHttpChannel
 
@@ -50,6 +53,8 @@ class LegacySession:
         self.client_info = session.client_info or {"name": "mcpkit", "version": "0"}
         self.log_level = session.log_level
         self.on_notification = on_notification
+        self.extensions = extensions or {}
+        self.trace = session.trace
         self._next_id = session.next_id
         self._listeners: list[asyncio.Queue[Notification]] = []
         self.channel: Any
@@ -68,6 +73,8 @@ class LegacySession:
         caps = self.handlers.capabilities()
         if "roots" in caps:
             caps["roots"] = {"listChanged": False}
+        if self.extensions:
+            caps["extensions"] = self.extensions  # VER-07
         params = {
             "protocolVersion": LEGACY_LATEST,
             "capabilities": caps,
@@ -141,7 +148,12 @@ class LegacySession:
         scope = asyncio.timeout(timeout) if deadline is None else deadline.scope()
         try:
             async with scope:
+                if self.trace is not None:
+                    sent = {"jsonrpc": "2.0", "id": request_id, "method": method}
+                    self.trace("send", {**sent, "params": params or {}})
                 response = await self.channel.request(request_id, method, params or {})
+                if self.trace is not None:
+                    self.trace("recv", response_message(response))
         except TimeoutError as exc:
             if isinstance(exc, RequestTimeout):
                 raise

@@ -17,7 +17,7 @@ from typing import Any
 from .._version import __version__
 from ..protocol.errors import HeaderMismatch, error_from_wire
 from ..protocol.idempotency import IDEMPOTENCY_KEY
-from ..protocol.jsonrpc import JSONObject
+from ..protocol.jsonrpc import JSONObject, Response
 from ..protocol.tasks import declares_tasks
 from ..protocol.versions import (
     LATEST,
@@ -32,7 +32,10 @@ from .stdio import StderrMode
 from .target import HttpTarget, parse_target
 from .transport import NotificationHandler, Transport
 
-__all__ = ["DEFAULT_CLIENT_INFO", "ClientSession", "make_transport"]
+__all__ = ["DEFAULT_CLIENT_INFO", "ClientSession", "Trace", "make_transport"]
+
+#: Sees each JSON-RPC message a client sends (`"send"`) or receives (`"recv"`), as a dict.
+Trace = Callable[[str, JSONObject], None]
 
 DEFAULT_CLIENT_INFO: JSONObject = {"name": "mcpkit", "version": __version__}
 #: `input_required` is handled by `Client` (MRTR); anything else unknown is invalid (BASE-09),
@@ -104,6 +107,7 @@ class ClientSession:
             dict(client_info) if client_info is not None else dict(DEFAULT_CLIENT_INFO)
         )
         self.protocol_version = protocol_version
+        self.trace: Trace | None = None
         #: The level sent as `io.modelcontextprotocol/logLevel` on each request, so the server
         #: may send its log messages at or above it (LOG-03/04); None: no logs.
         self.log_level: str | None = None
@@ -163,12 +167,16 @@ class ClientSession:
             async with scope:
                 request_id = next(self._ids)
                 try:
-                    response = await self.transport.request(request_id, method, body)
+                    response = await (
+                        self.transport.request(request_id, method, body)
+                        if self.trace is None
+                        else self._exchange(request_id, method, body)
+                    )
                 except ConnectionClosed as exc:
                     if not (isinstance(exc, StreamBroken) or _resendable(method, meta)):
                         raise  # it may have run: only a key makes a second delivery safe
                     request_id = next(self._ids)  # same body: the same idempotency key
-                    response = await self.transport.request(request_id, method, body)
+                    response = await self._exchange(request_id, method, body)
         except TimeoutError as exc:
             if isinstance(exc, RequestTimeout):
                 raise
@@ -179,6 +187,14 @@ class ClientSession:
         if response.id != request_id:
             raise InvalidResponse(f"response id {response.id!r} does not match {request_id!r}")
         return _check_result(response.result, declares_tasks(self.capabilities))
+
+    async def _exchange(self, request_id: int, method: str, body: JSONObject) -> Response:
+        if self.trace is None:
+            return await self.transport.request(request_id, method, body)
+        self.trace("send", {"jsonrpc": "2.0", "id": request_id, "method": method, "params": body})
+        response = await self.transport.request(request_id, method, body)
+        self.trace("recv", response_message(response))
+        return response
 
     def next_id(self) -> int:
         return next(self._ids)
@@ -247,6 +263,13 @@ class ClientSession:
 
 def _resendable(method: str, meta: JSONObject) -> bool:
     return method not in _REPEATS_EFFECTS or IDEMPOTENCY_KEY in meta
+
+
+def response_message(response: Response) -> JSONObject:
+    """A response as it was on the wire (for traces)."""
+    if response.error is not None:
+        return {"jsonrpc": "2.0", "id": response.id, "error": response.error}
+    return {"jsonrpc": "2.0", "id": response.id, "result": response.result}
 
 
 def _check_result(result: Any, tasks: bool) -> JSONObject:

@@ -48,14 +48,34 @@ def listen_stream(
     timeout: float | None,
 ) -> Subscription:
     """A modern `subscriptions/listen` over a transport's `stream`; each (re-)open is a new
-    request with a new id."""
+    request with a new id (traced as sent and received when the session has a `trace`)."""
     params = {"notifications": wanted, "_meta": session.request_meta()}
 
     def open_stream() -> AsyncIterator[JSONObject]:
-        return stream(session.next_id(), "subscriptions/listen", params)
+        request_id = session.next_id()
+        messages = stream(request_id, "subscriptions/listen", params)
+        if session.trace is None:
+            return messages
+        sent = {"jsonrpc": "2.0", "id": request_id, "method": "subscriptions/listen"}
+        session.trace("send", {**sent, "params": params})
+        return traced(messages, session.trace)
 
     again = open_stream if reopen else None
     return Subscription(open_stream(), on_note, reopen=again, timeout=timeout)
+
+
+async def traced(
+    messages: AsyncIterator[JSONObject], trace: Callable[[str, JSONObject], None]
+) -> AsyncIterator[JSONObject]:
+    """The messages of a stream, each shown to `trace` as received."""
+    try:
+        async for message in messages:
+            trace("recv", {"jsonrpc": "2.0", **message})
+            yield message
+    finally:
+        close = getattr(messages, "aclose", None)
+        if close is not None:
+            await close()
 
 
 class Subscription:
