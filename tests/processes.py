@@ -98,7 +98,9 @@ class RedisProcess:
 
 
 @contextlib.asynccontextmanager
-async def redis_server() -> AsyncIterator[RedisProcess]:
+async def redis_process() -> AsyncIterator[RedisProcess]:
+    """A running `RedisProcess` (to kill and start again; `support.redis_server` when a URL is
+    all a test needs)."""
     redis = RedisProcess()
     await redis.start()
     try:

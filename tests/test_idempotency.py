@@ -27,13 +27,13 @@ from mcpkit.server.idempotency import (
 )
 from mcpkit.server.redis_config import RedisConfig
 from mcpkit.server.redis_idempotency import RedisIdempotencyStore
-from processes import REDIS, redis_server
+from processes import REDIS, redis_process
 
 
 @contextlib.asynccontextmanager
 async def redis_store(**options: Any) -> AsyncIterator[tuple[RedisConfig, RedisIdempotencyStore]]:
     """A real redis-server and a store on it; both closed after."""
-    async with redis_server() as redis:
+    async with redis_process() as redis:
         config = RedisConfig(redis.url)
         store = RedisIdempotencyStore(config, **options)
         try:

@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from mcpkit.client import Client, ConnectionClosed
-from processes import REDIS, http_server, redis_server
+from processes import REDIS, http_server, redis_process
 from support import ROOT
 from tcp_proxy import TcpProxy
 
@@ -83,7 +83,7 @@ async def test_keys_belong_to_the_caller(server: str) -> None:
 
 @pytest.mark.skipif(REDIS is None, reason="redis-server is not installed")
 async def test_instances_sharing_redis_replay_each_others_results() -> None:
-    async with redis_server() as redis:
+    async with redis_process() as redis:
         url = redis.url
         async with http_server(SERVER, url) as a, http_server(SERVER, url) as b:
             async with as_user(a, "alice") as client:

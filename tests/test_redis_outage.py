@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from mcpkit.client import Client
-from processes import REDIS, http_server, redis_server
+from processes import REDIS, http_server, redis_process
 from support import ROOT
 
 pytestmark = pytest.mark.skipif(REDIS is None, reason="redis-server is not installed")
@@ -64,7 +64,7 @@ async def until(check: Callable[[], Any], seconds: float = 10) -> None:
 async def test_the_bus_heals_after_a_redis_restart(tmp_path: Path) -> None:
     log = tmp_path / "servers.log"
     backoff = str(MAX_BACKOFF)
-    async with redis_server() as redis:
+    async with redis_process() as redis:
         url = redis.url
         async with (
             http_server(BUS, url, backoff, log=log) as a,
@@ -123,7 +123,7 @@ async def outage(redis: Any, ca: Client, cb: Client) -> None:
 async def test_an_instance_starts_while_redis_is_down(tmp_path: Path) -> None:
     """The server serves at once and subscribes when Redis appears."""
     log = tmp_path / "server.log"
-    async with redis_server() as redis:
+    async with redis_process() as redis:
         await redis.kill()
         url = redis.url
         async with (

@@ -9,7 +9,7 @@ from mcpkit import Server
 from mcpkit.server.redis_backend import RedisEventBus, RedisStateStore
 from mcpkit.server.redis_config import RedisConfig
 from mcpkit.server.redis_idempotency import RedisIdempotencyStore
-from processes import REDIS, redis_server
+from processes import REDIS, redis_process
 
 
 def test_parts_share_one_configuration() -> None:
@@ -32,7 +32,7 @@ def test_backoff_is_capped() -> None:
 
 @pytest.mark.skipif(REDIS is None, reason="redis-server is not installed")
 async def test_single_use_state_under_the_prefix() -> None:
-    async with redis_server() as redis:
+    async with redis_process() as redis:
         config = RedisConfig(redis.url, prefix="shop:")
         store = RedisStateStore(config)
         assert await store.consume("s1", 60) is True
