@@ -44,7 +44,8 @@ from mcpbench.http1 import Connection, RequestPrefix  # noqa: E402
 from mcpbench.loadgen import Target  # noqa: E402
 from mcpbench.procstat import ProcWatch, self_cpu  # noqa: E402
 
-from scale_support import NGINX, REDIS, nginx_conf  # noqa: E402
+from processes import REDIS  # noqa: E402
+from scale_support import NGINX, nginx_conf  # noqa: E402
 from support import free_port  # noqa: E402
 
 META = {

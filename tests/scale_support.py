@@ -1,5 +1,6 @@
-"""Real parts for the scale-out tests: `redis-server` with AOF in a temporary directory, nginx
-from `deploy/nginx/` in front of mcpkit instances, and Redis's own command counters."""
+"""Real parts for the scale-out tests: mcpkit instances (`tests/servers/scale_server.py`) to
+stop and start again, nginx with `deploy/nginx/mcpkit.conf` in front of them, a hand-held
+HTTP/1.1 connection. Redis is `processes.RedisProcess`."""
 
 from __future__ import annotations
 
@@ -9,93 +10,13 @@ import re
 import shutil
 import signal
 import sys
-import tempfile
 from pathlib import Path
-from typing import Any
 
+from processes import stop
 from support import ROOT, free_port, wait_port
 
-REDIS = shutil.which("redis-server")
 NGINX = shutil.which("nginx") or ("/usr/sbin/nginx" if Path("/usr/sbin/nginx").exists() else None)
 CLUSTER_SERVER = ROOT / "tests/servers/scale_server.py"
-
-
-async def stop(proc: asyncio.subprocess.Process, sig: int = signal.SIGTERM) -> int:
-    """Signal `proc` and wait for it (SIGKILL after 30 s); its exit status."""
-    if proc.returncode is None:
-        proc.send_signal(sig)
-        try:
-            await asyncio.wait_for(proc.wait(), 30)
-        except TimeoutError:
-            proc.kill()
-            await proc.wait()
-    assert proc.returncode is not None
-    return proc.returncode
-
-
-class Redis:
-    """`redis-server` on a free port in a temporary directory, with AOF (`appendonly yes`,
-    fsync every second) unless told otherwise. `restart()` stops it (SIGTERM: Redis writes
-    what it holds) and starts it again on the same port and directory."""
-
-    def __init__(self, *, aof: bool = True) -> None:
-        assert REDIS is not None, "redis-server is required"
-        self.aof = aof
-        self.port = free_port()
-        self.dir = tempfile.mkdtemp(prefix="mcpkit-redis-")
-        self.proc: asyncio.subprocess.Process | None = None
-        self._reader: Any = None
-
-    @property
-    def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}/0"
-
-    async def start(self) -> None:
-        assert REDIS is not None
-        self.proc = await asyncio.create_subprocess_exec(
-            REDIS,
-            "--port",
-            str(self.port),
-            "--bind",
-            "127.0.0.1",
-            "--dir",
-            self.dir,
-            "--save",
-            "",
-            "--appendonly",
-            "yes" if self.aof else "no",
-            "--appendfsync",
-            "everysec",
-            stdout=asyncio.subprocess.DEVNULL,
-        )
-        await wait_port(self.port, self.proc)
-
-    async def restart(self) -> None:
-        assert self.proc is not None
-        await stop(self.proc)
-        await self.start()
-
-    async def kill(self) -> None:
-        if self.proc is not None and self.proc.returncode is None:
-            self.proc.kill()
-            await self.proc.wait()
-
-    async def close(self) -> None:
-        if self._reader is not None:
-            await self._reader.aclose()
-        if self.proc is not None:
-            await stop(self.proc)
-        shutil.rmtree(self.dir, ignore_errors=True)
-
-    async def command_counts(self) -> dict[str, int]:
-        """`INFO commandstats`: calls per command name since Redis started. One connection
-        for every reading, so that reading adds nothing but its INFO."""
-        if self._reader is None:
-            import redis.asyncio as aioredis
-
-            self._reader = aioredis.from_url(self.url)
-        stats = await self._reader.info("commandstats")
-        return {name.removeprefix("cmdstat_"): int(v["calls"]) for name, v in stats.items()}
 
 
 class Instance:

@@ -19,7 +19,8 @@ import pytest
 
 from mcpkit.protocol.tasks import TASKS_EXTENSION
 from mcpkit.server.request_state import generate_key
-from scale_support import REDIS, Connection, Instance, Redis
+from processes import REDIS, RedisProcess
+from scale_support import Connection, Instance
 from support import headers_for, meta, rpc
 
 pytestmark = pytest.mark.skipif(REDIS is None, reason="redis-server is not installed")
@@ -65,8 +66,8 @@ async def post(s: aiohttp.ClientSession, url: str, message: dict[str, Any]) -> d
 
 
 @pytest.fixture
-async def pair(tmp_path: Path) -> AsyncIterator[tuple[Redis, Instance, Instance]]:
-    redis = Redis(aof=False)
+async def pair(tmp_path: Path) -> AsyncIterator[tuple[RedisProcess, Instance, Instance]]:
+    redis = RedisProcess(aof=False)
     await redis.start()
     env = {**os.environ, "MCPKIT_STATE_KEYS": generate_key(), "MCPKIT_DRAIN_TIMEOUT": "2"}
     a = Instance("a", redis.url, env, tmp_path / "a.log")
@@ -80,7 +81,7 @@ async def pair(tmp_path: Path) -> AsyncIterator[tuple[Redis, Instance, Instance]
     await redis.close()
 
 
-async def test_sigterm_drains_then_exits(pair: tuple[Redis, Instance, Instance]) -> None:
+async def test_sigterm_drains_then_exits(pair: tuple[RedisProcess, Instance, Instance]) -> None:
     _redis, a, b = pair
     async with aiohttp.ClientSession() as s:
         # What is in flight on A when it gets SIGTERM:

@@ -23,8 +23,9 @@ import pytest
 
 from mcpkit.protocol.tasks import TERMINAL
 from mcpkit.server.request_state import generate_key
+from processes import REDIS, RedisProcess
 from scale_load import TASKS, Load
-from scale_support import NGINX, REDIS, Instance, Nginx, Redis
+from scale_support import NGINX, Instance, Nginx
 
 pytestmark = [
     pytest.mark.skipif(NGINX is None, reason="nginx is not installed (.ci/run installs it)"),
@@ -37,7 +38,7 @@ LEASE = 2.0  # SCALE_LEASE: the instances' task lease
 
 @dataclass
 class Cluster:
-    redis: Redis
+    redis: RedisProcess
     instances: dict[str, Instance]
     nginx: Nginx
     tmp: Path
@@ -55,7 +56,7 @@ class Cluster:
 
 @pytest.fixture
 async def cluster(tmp_path: Path) -> AsyncIterator[Cluster]:
-    redis = Redis(aof=True)
+    redis = RedisProcess(aof=True)
     await redis.start()
     env = {
         **os.environ,
@@ -129,8 +130,8 @@ async def test_mixed_load_through_a_rolling_restart_and_a_redis_restart(
     assert load.counts["tools/call"] > 100 and load.counts["mrtr rounds"] > 10, summary
 
 
-#: Redis commands that are not caused by calls: the event buses' subscriptions and reads (they
-#: wait for events whether calls come or not), connection health checks, and this test's INFO.
+#: Redis commands that are not caused by calls: the event buses' subscriptions and stream reads
+#: (they wait for events whether calls come or not), connection health checks, this test's INFO.
 BACKGROUND = {
     "ping",
     "info",

@@ -18,7 +18,7 @@ from mcpkit.protocol.tasks import TASKS_EXTENSION
 from mcpkit.server.redis_config import RedisConfig
 from mcpkit.server.tasks.redis_store import RedisTaskStore
 from mcpkit.server.tasks.store import TaskRecord, TaskView
-from scale_support import REDIS, Redis
+from processes import REDIS, RedisProcess
 from support import AsgiClient, meta, rpc
 
 pytestmark = pytest.mark.skipif(REDIS is None, reason="redis-server is not installed")
@@ -78,8 +78,8 @@ class Node:
 
 
 @pytest.fixture
-async def redis() -> AsyncIterator[Redis]:
-    server = Redis(aof=False)
+async def redis() -> AsyncIterator[RedisProcess]:
+    server = RedisProcess(aof=False)
     await server.start()
     yield server
     await server.close()
@@ -91,7 +91,7 @@ def gate() -> asyncio.Event:
 
 
 @pytest.fixture
-async def nodes(redis: Redis, gate: asyncio.Event) -> AsyncIterator[tuple[Node, Node]]:
+async def nodes(redis: RedisProcess, gate: asyncio.Event) -> AsyncIterator[tuple[Node, Node]]:
     a, b = Node(redis.url, gate, 30.0), Node(redis.url, gate, 30.0)
     await a.server.startup()
     await b.server.startup()
@@ -185,7 +185,7 @@ async def test_another_callers_task_is_unknown_on_every_instance(
 
 
 async def test_a_lapsed_lease_fails_the_task_with_its_reason(
-    redis: Redis, gate: asyncio.Event
+    redis: RedisProcess, gate: asyncio.Event
 ) -> None:
     a, b = Node(redis.url, gate, 0.3), Node(redis.url, gate, 0.3)
     await b.server.startup()
@@ -237,7 +237,7 @@ async def test_listen_streams_on_another_instance_hear_task_changes(
 
 
 async def test_without_redis_a_task_request_is_a_retryable_refusal(
-    redis: Redis, nodes: tuple[Node, Node]
+    redis: RedisProcess, nodes: tuple[Node, Node]
 ) -> None:
     a, b = nodes
     task_id = await start_task(a, "job")

@@ -1,6 +1,7 @@
 """One instance of a scaled-out deployment: every shared part in Redis (event bus, tasks,
-single-use requestState, handles), shared requestState keys (MCPKIT_STATE_KEYS), its own
-2025-11-25 session id prefix. `python scale_server.py PORT REDIS_URL NAME`.
+single-use requestState, handles, idempotency records), shared requestState keys
+(MCPKIT_STATE_KEYS), its own 2025-11-25 session id prefix.
+`python scale_server.py PORT REDIS_URL NAME`.
 
 Environment: SCALE_LEASE (task lease seconds, default 2), MCPKIT_DRAIN_TIMEOUT."""
 
@@ -11,22 +12,22 @@ import os
 import sys
 
 from mcpkit import Context, Server
-from mcpkit.server.redis_backend import RedisEventBus, RedisStateStore
+from mcpkit.server.idempotency import MemoryIdempotencyStore
 from mcpkit.server.redis_config import RedisConfig
-from mcpkit.server.redis_handles import RedisHandleStore
+from mcpkit.server.request_state import MemoryStateStore
 from mcpkit.server.tasks.redis_store import RedisTaskStore
 
 PORT, URL, NAME = int(sys.argv[1]), sys.argv[2], sys.argv[3]
 redis = RedisConfig(URL, prefix="scale:", socket_timeout=2.0, max_backoff=0.5)
 server = Server(
     "scale",
-    event_bus=RedisEventBus(URL, redis.key("events")),
-    single_use_state=RedisStateStore(URL, redis.key("state") + ":"),
     tasks=RedisTaskStore(
         redis, lease_seconds=float(os.environ.get("SCALE_LEASE", "2")), poll_interval_ms=100
     ),
-    handles=RedisHandleStore(redis),
+    single_use_state=MemoryStateStore(),
+    idempotency=MemoryIdempotencyStore(),
 )
+server.use_redis(redis)  # the rest: event bus, single-use state, handles, idempotency records
 NAMED = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
 
 

@@ -4,8 +4,8 @@
 
 The stateless 2026-07-28 wire lets any instance answer any request as long as these are shared:
 change events (listen streams on every instance hear them), tasks (any instance answers
-`tasks/*`), state handles (a handle made on one instance resolves on another) and, when it is
-on, single-use `requestState`. `use_redis` replaces each part the server keeps in process by
+`tasks/*`), state handles (a handle made on one instance resolves on another) and, when they
+are on, idempotency records and single-use `requestState`. `use_redis` replaces each part the server keeps in process by
 its Redis counterpart, keeping its settings; parts given in code with another store stay.
 Sealed `requestState` needs no store, only the same keys everywhere (`MCPKIT_STATE_KEYS`).
 """
@@ -33,7 +33,7 @@ def use_redis(server: Server, redis: RedisConfig | str) -> None:
     if isinstance(server.subscriptions.bus, LocalEventBus):
         from .redis_backend import RedisEventBus
 
-        server.subscriptions.bus = RedisEventBus(config.url, config.key("events"))
+        server.subscriptions.bus = RedisEventBus(config)
     if type(server.tasks) is TaskStore:
         from .tasks.redis_store import RedisTaskStore
 
@@ -50,7 +50,14 @@ def use_redis(server: Server, redis: RedisConfig | str) -> None:
     if isinstance(server.mrtr.store, MemoryStateStore):
         from .redis_backend import RedisStateStore
 
-        server.mrtr.store = RedisStateStore(config.url, config.key("state") + ":")
+        server.mrtr.store = RedisStateStore(config)
+    from .idempotency import MemoryIdempotencyStore
+
+    if isinstance(server.idempotency, MemoryIdempotencyStore):
+        from .redis_idempotency import RedisIdempotencyStore
+
+        ttl = server.idempotency.ttl_seconds
+        server.set_idempotency(RedisIdempotencyStore(config, ttl_seconds=ttl))
     from .handles import MemoryHandleStore
 
     if isinstance(server.handles.store, MemoryHandleStore):
@@ -72,4 +79,9 @@ def unshared(server: Server) -> list[str]:
             parts.append("state handles")
     if isinstance(server.mrtr.store, MemoryStateStore):
         parts.append("single-use requestState")
+    if server.idempotency is not None:
+        from .idempotency import MemoryIdempotencyStore
+
+        if isinstance(server.idempotency, MemoryIdempotencyStore):
+            parts.append("idempotency records")
     return parts

@@ -35,6 +35,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 import orjson
+
 from ...protocol.errors import InternalError, InvalidParams
 from ...protocol.tasks import TERMINAL, timestamp
 from ..inputs import call_from_wire, parse_answer
@@ -152,13 +153,10 @@ class RedisTaskStore(TaskStore):
             loop.create_task(self._write(), name="mcpkit-tasks-write"),
             loop.create_task(self._keep(), name="mcpkit-tasks-lease"),
         ]
-        bus = RedisEventBus(self.redis.url, self.redis.key("task-events"))
-        try:
-            await bus.start(self._heard)
-        except _UNREACHABLE as exc:
-            log.warning("task store: no event stream yet (%s); renewals carry the news", exc)
-            return
-        self._bus = bus
+        # The bus heals after a Redis outage on its own; news missed meanwhile is found at the
+        # next renewal (cancels, answers) or the next look (statuses).
+        self._bus = RedisEventBus(self.redis, channel=self.redis.key("task-events"))
+        await self._bus.start(self._heard)
 
     async def close(self) -> None:
         """Serving ends: tasks still running here fail (their instance is going), what is
@@ -306,7 +304,7 @@ class RedisTaskStore(TaskStore):
                 detailed = await self._save(record)
             except _UNREACHABLE:
                 self._dirty.setdefault(task_id, record)
-                await asyncio.sleep(_backoff(attempt, self.redis.max_backoff))
+                await asyncio.sleep(self.redis.backoff(attempt))
                 attempt += 1
                 continue
             attempt = 0
@@ -417,7 +415,3 @@ def _failed(detailed: dict[str, Any], error: InternalError) -> dict[str, Any]:
 
 def _dumps(detailed: dict[str, Any]) -> bytes:
     return orjson.dumps(detailed)
-
-
-def _backoff(attempt: int, cap: float) -> float:
-    return float(min(cap, 0.1 * 2 ** min(attempt, 16)))
