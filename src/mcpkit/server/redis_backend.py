@@ -69,6 +69,7 @@ class RedisEventBus:
         self._wake = asyncio.Event()  # something to publish, or the bus is back
         self._empty = asyncio.Event()  # everything was published
         self._tasks: list[asyncio.Task[None]] = []
+        self._closing = False
         self._last_id: bytes | None = None  # the last stream entry read
         self._connected = False
         self._since = time.time()
@@ -125,7 +126,7 @@ class RedisEventBus:
         failure: the bus connects when it can."""
         if self._tasks:
             return
-        self._deliver = deliver
+        self._deliver, self._closing = deliver, False
         loop = asyncio.get_running_loop()
         first = loop.create_future()
         self._tasks = [
@@ -139,6 +140,9 @@ class RedisEventBus:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._empty.wait(), 2)
         tasks, self._tasks = self._tasks, []
+        # redis-py (8.1, Python 3.11) may swallow a cancellation that lands inside a read; the
+        # reader also stops at its next read's end (at most `block` ms) on this flag.
+        self._closing = True
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
@@ -150,7 +154,7 @@ class RedisEventBus:
         # A blocking read returns empty after `block` ms: well within the socket timeout, so
         # a silent connection is noticed by that timeout and a live one never trips it.
         block = max(1, int(min(self.redis.health_interval, self.redis.socket_timeout / 2) * 1000))
-        while True:
+        while not self._closing:
             client = self.redis.new_client(retries=0)
             try:
                 if self._last_id is None:  # read what is added from now on
@@ -162,7 +166,7 @@ class RedisEventBus:
                 attempt = 0
                 if not first.done():
                     first.set_result(None)
-                while True:
+                while not self._closing:
                     batches = await client.xread({self.channel: self._last_id}, block=block)
                     for _stream, entries in batches or ():
                         for entry_id, fields in entries:
@@ -177,6 +181,8 @@ class RedisEventBus:
                     await client.aclose()
             if not first.done():
                 first.set_result(None)  # serve anyway; the bus follows
+            if self._closing:
+                return
             await asyncio.sleep(self.redis.backoff(attempt))
             attempt += 1
 
