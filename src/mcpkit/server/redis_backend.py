@@ -244,7 +244,13 @@ class RedisEventBus:
 
 class RedisStateStore:
     """Single-use requestState across instances (MRTR-11): SET NX with an expiry under
-    `prefix + "state:" + id`."""
+    `prefix + "state:" + id`.
+
+    A Redis restart may cut the reply to a SET that Redis did apply (and, with AOF, keeps).
+    Each consumption therefore writes a mark of its own (`SET ... NX GET`) and, while Redis is
+    unreachable, tries again for up to `socket_timeout`: finding its own mark means the earlier
+    try took the state, so a restart does not turn a first use into "already used". Only an
+    outage longer than that answers StoreUnavailable, and then the state may be spent."""
 
     def __init__(self, redis: RedisConfig | str | None = None, prefix: str | None = None) -> None:
         self.redis = as_config(redis)
@@ -257,10 +263,17 @@ class RedisStateStore:
 
     async def consume(self, state_id: str, ttl_seconds: float) -> bool:
         client = self.redis.client()
-        try:
-            ok = await client.set(
-                self.prefix + state_id, b"1", nx=True, ex=max(1, int(ttl_seconds))
-            )
-        except unreachable():
-            raise unavailable("The single-use state store") from None
-        return bool(ok)
+        key, mark, ttl = self.prefix + state_id, uuid.uuid4().bytes, max(1, int(ttl_seconds))
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.redis.socket_timeout
+        attempt = 0
+        while True:
+            try:
+                before = await client.set(key, mark, nx=True, get=True, ex=ttl)
+            except unreachable():
+                if loop.time() >= deadline:
+                    raise unavailable("The single-use state store") from None
+                await asyncio.sleep(self.redis.backoff(attempt))
+                attempt += 1
+                continue
+            return before is None or before == mark
