@@ -268,8 +268,6 @@ class ClientSession:
         raise InvalidResponse(f"{method} returned more than {_MAX_PAGES} pages")
 
 
-
-
 def response_message(response: Response) -> JSONObject:
     """A response as it was on the wire (for traces)."""
     if response.error is not None:

@@ -76,6 +76,7 @@ class Host:
             pins=pins,
             servers=servers,
             restart=self.settings.restart,
+            retry=self.settings.retry,
             features=features,
         )
         self._log = LogFile(self.settings.log) if self.settings.log is not None else None

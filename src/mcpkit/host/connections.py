@@ -21,6 +21,7 @@ from .link import ClientFeatures, ServerLink
 from .models.base import ModelAdapter
 from .naming import ToolNames
 from .pins import PinChange, ToolPins
+from .retry import RetryPolicy
 from .schemas import AdaptedSchema, adapt, without
 from .supervision import LinkState, StateChange
 from .ui import HostUI
@@ -48,6 +49,7 @@ class Fleet:
         pins: ToolPins | None = None,
         servers: list[str] | None = None,
         restart: Backoff | None = None,
+        retry: RetryPolicy | None = None,
         features: ClientFeatures | None = None,
     ) -> None:
         names = servers if servers is not None else list(config.servers)
@@ -64,6 +66,7 @@ class Fleet:
                 model,
                 pins,
                 restart=restart,
+                retry=retry,
                 on_change=self._changed,
                 features=features,
             )
