@@ -73,7 +73,7 @@ async def invoke(
     attempts = 0
     unsure = False  # an attempt failed after it may have reached the server
 
-    async def send(to: Client, clock: Clock) -> CallResult:
+    async def send(to: Client, key: str, clock: Clock) -> CallResult:
         def on_progress(done: float, total: float | None, message: str | None) -> None:
             clock.progressed()
             ui.progress(call, done, total, message)
@@ -96,7 +96,7 @@ async def invoke(
         to = client if attempts == 0 else await _back(link, give_up - loop.time())
         attempts += 1
         try:
-            raw = await within(deadline, lambda clock: send(to, clock))
+            raw = await within(deadline, lambda clock: send(to, key, clock))
         except MCPError:
             link.healthy()
             raise
