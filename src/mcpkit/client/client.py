@@ -27,7 +27,9 @@ from ..protocol.errors import (
 from ..protocol.jsonrpc import JSONObject, Notification
 from ..protocol.meta import LOG_LEVEL_RANK
 from ..protocol.tasks import TASK_AUGMENTED_METHODS, TASKS_EXTENSION
+from ..protocol.tracecontext import trace_meta_problem
 from ..protocol.versions import META_LOG_LEVEL
+from ..telemetry.config import resolve as resolve_telemetry
 from .cache import ResultCache
 from .connect import Era, era_cache_key, make_client_transport
 from .era import ERA_CACHE, probe_modern, server_info
@@ -53,7 +55,9 @@ from .types import (
 
 if TYPE_CHECKING:
     from ..auth.oauth import OAuth
+    from ..telemetry.config import Telemetry
     from .legacy import LegacySession
+    from .telemetry import ClientTelemetry
 
 log = logging.getLogger("mcpkit.client")
 
@@ -85,6 +89,7 @@ class Client:
         auth: OAuth | None = None,
         tasks: bool = True,
         log_level: str | None = None,
+        telemetry: bool | Telemetry | None = None,
     ) -> None:
         """`auth`: an `mcpkit.auth.OAuth` for servers that answer 401 (HTTP only; a stdio
         server takes credentials from its environment, `env`, as the spec says: BASE-31).
@@ -92,7 +97,9 @@ class Client:
         `call_tool` follows a task to its result either way it is answered.
         `log_level` ("debug" ... "emergency"): ask for the server's log messages at or above it
         on every request (`io.modelcontextprotocol/logLevel`, LOG-03/04; `logging/setLevel` on
-        a 2025-11-25 session); they reach `on_log`. None: modern servers send none."""
+        a 2025-11-25 session); they reach `on_log`. None: modern servers send none.
+        `telemetry`: an OpenTelemetry span per request sent, its context in `_meta`
+        (`mcpkit[otel]`); None follows `MCPKIT_TELEMETRY`. See `mcpkit.telemetry`."""
         if log_level is not None and log_level not in LOG_LEVEL_RANK:
             raise ValueError(f"log_level must be one of {', '.join(LOG_LEVEL_RANK)}")
         self.handlers = InputHandlers(elicitation, sampling, roots, url_elicitation=url_elicitation)
@@ -107,6 +114,14 @@ class Client:
             on_notification=self.notes,
             auth=auth,
         )
+        #: Spans and metrics; None when telemetry is off (the request path is then untouched).
+        self.telemetry: ClientTelemetry | None = None
+        config = resolve_telemetry(telemetry)
+        if config is not None:
+            from .telemetry import ClientTelemetry
+
+            self.telemetry = ClientTelemetry(config, self.transport)
+            self.transport.request = self.telemetry.wrap(self.transport.request)  # type: ignore[method-assign,assignment]
         self.requested_era = era
         self.timeout = timeout
         self.max_input_rounds = max_input_rounds
@@ -157,6 +172,10 @@ class Client:
         return self.info.era if self.info is not None else None  # type: ignore[return-value]
 
     async def connect(self) -> ServerInfo:
+        if self.telemetry is not None and self.telemetry.config.uses_globals:
+            from ..telemetry.setup import ensure_configured
+
+            ensure_configured(self.telemetry.config.service_name or "mcpkit-client")
         await self.transport.start()
         era = (
             self.requested_era
@@ -179,6 +198,9 @@ class Client:
             self.session.client_info,
             on_notification=self.notes,
         )
+        channel = self.legacy.channel
+        if self.telemetry is not None and channel is not self.transport:  # an HTTP session
+            channel.request = self.telemetry.wrap(channel.request, lambda: channel.session_id)
         self.info = await self.legacy.initialize(self.timeout)
         ERA_CACHE[self._era_key] = "legacy"
         if self.session.log_level is not None and "logging" in self.info.capabilities:
@@ -318,6 +340,9 @@ class Client:
             raise ValueError(f"headers {mirrored} are set by the transport (TR-HDR-12)")
         params: JSONObject = {"name": name, "arguments": dict(arguments or {})}
         if meta:
+            problem = trace_meta_problem(meta)
+            if problem is not None:
+                raise ValueError(problem)
             params["_meta"] = dict(meta)
         token = CALL_HEADERS.set({**CALL_HEADERS.get(), **headers}) if headers else None
         try:

@@ -19,6 +19,7 @@ from ..protocol.versions import (
     META_SERVER_INFO,
     MODERN_VERSIONS,
 )
+from ..telemetry.config import resolve as resolve_telemetry
 from . import methods
 from .caching import DEFAULT_CACHE, CacheHint
 from .context import Emit
@@ -27,6 +28,7 @@ from .events import EventBus
 from .middleware import Call, CallNext, Middleware, chain
 from .mrtr import MrtrEngine
 from .prompts import Prompt
+from .readiness import Readiness
 from .request_state import StateSealer, StateStore
 from .resources import Resource, ResourceTemplate
 from .subscriptions import RESOURCE_UPDATED, Subscription, SubscriptionHub
@@ -37,8 +39,10 @@ from .tools import TaskStart, TaskSupport, Tool
 from .uri_template import UriTemplate
 
 if TYPE_CHECKING:
+    from ..telemetry.config import Telemetry
     from ..transports.http import StreamableHTTPApp
     from .handles import Handles, HandleStore
+    from .telemetry import ServerTelemetry
 
 F = TypeVar("F", bound=Callable[..., Any])
 log = logging.getLogger("mcpkit.server")
@@ -85,7 +89,10 @@ class Server:
         lifespan: Lifespan | None = None,
         mask_errors: bool | None = None,
         handles: HandleStore | None = None,
+        telemetry: bool | Telemetry | None = None,
     ) -> None:
+        """`telemetry`: OpenTelemetry spans and metrics for every request (`mcpkit[otel]`);
+        None follows `MCPKIT_TELEMETRY` (off when unset). See `mcpkit.telemetry`."""
         self.info = Implementation(name, version, title=title, website_url=website_url, icons=icons)
         self.instructions = instructions
         #: Versions served statelessly (per-request `_meta`).
@@ -141,8 +148,19 @@ class Server:
         self.tool_timeout: float | None = read_setting("tool_timeout")
         self.middleware: list[Middleware] = []
         self._chain: CallNext | None = None
+        #: `/readyz`: the checks this instance must pass to get traffic, and draining.
+        self.readiness = Readiness()
+        #: Spans and metrics (first in the middleware chain); None when telemetry is off.
+        self.telemetry: ServerTelemetry | None = None
+        config = resolve_telemetry(telemetry)
+        if config is not None:
+            from .telemetry import ServerTelemetry
+
+            self.telemetry = ServerTelemetry(self, config)
         for mw in middleware:
             self.add_middleware(mw)
+        if self.telemetry is not None and self._chain is None:
+            self._chain = chain([self.telemetry], self._endpoint)
 
     # -- registration ----------------------------------------------------------------------
     def tool(
@@ -406,7 +424,8 @@ class Server:
     def add_middleware(self, middleware: Middleware) -> None:
         """Append a middleware (innermost so far): `async (call, call_next) -> result`."""
         self.middleware.append(middleware)
-        self._chain = chain(self.middleware, self._endpoint)
+        first = [self.telemetry] if self.telemetry is not None else []
+        self._chain = chain([*first, *self.middleware], self._endpoint)
 
     def open_subscription(self, request: Request, meta: RequestMeta) -> Subscription:
         """Start a `subscriptions/listen` stream; the transport sends `acknowledgement()` first."""
@@ -431,6 +450,10 @@ class Server:
     async def startup(self) -> None:
         """Called by transports when serving begins: enters the `lifespan` (once) and connects
         the event bus."""
+        if self.telemetry is not None and self.telemetry.config.uses_globals:
+            from ..telemetry.setup import ensure_configured
+
+            ensure_configured(self.telemetry.config.service_name or self.info.name)
         if self.lifespan is not None and self._lifespan_stack is None:
             stack = AsyncExitStack()
             self.lifespan_state = await stack.enter_async_context(self.lifespan(self))

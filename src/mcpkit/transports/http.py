@@ -24,6 +24,7 @@ from ..protocol.errors import (
 )
 from ..protocol.jsonrpc import Notification, Request, encode_error, encode_result
 from ..protocol.versions import LEGACY_VERSIONS, META_PROTOCOL_VERSION
+from ..telemetry.context import current_transport
 from .asgi import (
     SSE_HEADERS,
     Receive,
@@ -38,6 +39,7 @@ from .asgi import (
     send_json,
 )
 from .http_auth import authenticate, scope_challenge, send_metadata
+from .http_health import HEALTH_PATHS, answer_health
 from .http_listen import listen
 from .http_validation import HostPolicy, check_method_headers, check_param_headers
 
@@ -91,14 +93,17 @@ class StreamableHTTPApp:
         max_body_size: int = DEFAULT_MAX_BODY,
         keepalive_interval: float = 15.0,
         auth: BearerAuth | None = None,
+        health: bool = True,
         **session_options: Any,
     ) -> None:
         """`auth`: a `mcpkit.auth.BearerAuth`; every request then needs a valid token, and the
         Protected Resource Metadata is served from this app at `auth.metadata_paths`.
         `session_options` tune 2025-11-25 sessions (see `LegacyHTTP`): `max_sessions`,
         `idle_timeout` (seconds, None keeps idle sessions), `request_timeout`, `retry_ms`,
-        `replay_events`, `session_id_prefix`, `clock`."""
+        `replay_events`, `session_id_prefix`, `clock`.
+        `health`: answer `/healthz` and `/readyz` beside the endpoint (see `http_health`)."""
         self.server = server
+        self.health = health
         self.auth = auth
         self.path = path.rstrip("/") or "/"
         self.policy = HostPolicy(allowed_hosts, allowed_origins)
@@ -110,6 +115,8 @@ class StreamableHTTPApp:
 
             session_options.setdefault("keepalive_interval", keepalive_interval)
             self.legacy = LegacyHTTP(server, **session_options)
+            if server.telemetry is not None:
+                server.telemetry.session_counts.append(self.legacy.sessions.__len__)
         elif session_options:
             raise TypeError(f"session options need a dual-era server: {sorted(session_options)}")
 
@@ -121,6 +128,8 @@ class StreamableHTTPApp:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
         if kind == "http":
+            if self.server.telemetry is not None:
+                current_transport.set("tcp")  # this request's task only (network.transport)
             if self.auth is None:
                 await self._http(scope, receive, send)
                 return
@@ -156,6 +165,9 @@ class StreamableHTTPApp:
         if path != self.path and path.rstrip("/") != self.path:
             if self.auth is not None and path in self.auth.metadata_paths:
                 await send_metadata(self.auth, scope["method"], send)
+                return
+            if self.health and path in HEALTH_PATHS:  # any Host: probes address the pod by IP
+                await answer_health(self.server.readiness, path, scope["method"], send)
                 return
             await send(
                 {

@@ -1,0 +1,165 @@
+"""The server's OpenTelemetry: one SERVER span and the request metrics for every request, as the
+outermost link of the middleware chain (so middleware and handler run inside the span, and
+whatever the handler does joins the trace). Loaded only when telemetry is on:
+`Server(telemetry=True)` or `MCPKIT_TELEMETRY=1`.
+
+The span's parent is the trace context the client put in `_meta` (BASE-53); an enclosing span
+(an instrumented ASGI stack) becomes a link. Without valid context in `_meta`, the enclosing
+span (if any) is the parent. Metrics:
+
+| name | kind | what |
+|---|---|---|
+| `mcp.server.operation.duration` | histogram, s | every request, by method, tool or prompt, outcome (`error.type`) |
+| `mcpkit.server.active_requests` | up-down counter | requests being handled, by method |
+| `mcpkit.server.mrtr.rounds` | counter | requests answered `input_required` (MRTR), by method and tool |
+| `mcpkit.server.listen_streams` | observed | open `subscriptions/listen` streams |
+| `mcpkit.server.sessions` | observed | live 2025-11-25 sessions |
+| `mcpkit.server.tasks` | observed | tasks held, by status |
+
+The count of requests is the histogram's count (`_count` in Prometheus).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
+
+from opentelemetry import context as otel_context
+from opentelemetry import trace
+from opentelemetry.metrics import CallbackOptions, Observation
+from opentelemetry.trace import Link, Span, SpanKind
+
+from ..protocol.errors import MCPError
+from ..telemetry.config import Telemetry
+from ..telemetry.context import RequestScope, current_request, current_transport
+from ..telemetry.instruments import ambient, fail, failed_as, histogram, meter_of, tracer_of
+from ..telemetry.propagation import extract
+from ..telemetry.semconv import (
+    MCP_METHOD_NAME,
+    MCP_PROTOCOL_VERSION,
+    MCPKIT_RESULT_TYPE,
+    NETWORK_TRANSPORT,
+    RPC_RESPONSE_STATUS_CODE,
+    SERVER_ACTIVE_REQUESTS,
+    SERVER_DURATION,
+    SERVER_LISTEN_STREAMS,
+    SERVER_MRTR_ROUNDS,
+    SERVER_SESSIONS,
+    SERVER_TASKS,
+    metric_attributes,
+    request_attributes,
+)
+
+if TYPE_CHECKING:
+    from .middleware import Call, CallNext
+    from .server import Server
+
+__all__ = ["ServerTelemetry"]
+
+_INTERNAL = "-32603"  # what a client gets for an unexpected exception
+
+
+class ServerTelemetry:
+    """Spans and metrics of one server (see the module docstring)."""
+
+    def __init__(self, server: Server, config: Telemetry) -> None:
+        self.server = server
+        self.config = config
+        self.tracer = tracer_of(config)
+        meter = meter_of(config)
+        self.duration = histogram(
+            meter, SERVER_DURATION, "MCP request duration as observed on the server"
+        )
+        self.active = meter.create_up_down_counter(
+            SERVER_ACTIVE_REQUESTS, unit="{request}", description="Requests being handled"
+        )
+        self.rounds = meter.create_counter(
+            SERVER_MRTR_ROUNDS,
+            unit="{round}",
+            description="Requests answered input_required (multi round-trip input)",
+        )
+        #: Live session counts, one callable per transport that keeps sessions.
+        self.session_counts: list[Callable[[], int]] = []
+        meter.create_observable_up_down_counter(
+            SERVER_LISTEN_STREAMS,
+            [self._streams],
+            unit="{stream}",
+            description="Open subscriptions/listen streams",
+        )
+        meter.create_observable_up_down_counter(
+            SERVER_SESSIONS, [self._sessions], unit="{session}", description="Live sessions"
+        )
+        meter.create_observable_up_down_counter(
+            SERVER_TASKS, [self._tasks], unit="{task}", description="Tasks held, by status"
+        )
+
+    # -- observed metrics (read when collected, never on the request path) -------------------
+    def _streams(self, options: CallbackOptions) -> Iterable[Observation]:
+        return [Observation(len(self.server.subscriptions))]
+
+    def _sessions(self, options: CallbackOptions) -> Iterable[Observation]:
+        return [Observation(sum(count() for count in self.session_counts))]
+
+    def _tasks(self, options: CallbackOptions) -> Iterable[Observation]:
+        counts = self.server.tasks.count_by_status()
+        return [Observation(n, {"mcpkit.task.status": status}) for status, n in counts.items()]
+
+    # -- the middleware ------------------------------------------------------------------------
+    async def __call__(self, call: Call, call_next: CallNext) -> Any:
+        request = call.request
+        params = request.params
+        name, attrs = request_attributes(request.method, request.id, params)
+        attrs[MCP_PROTOCOL_VERSION] = call.meta.protocol_version
+        transport = current_transport.get()
+        if transport is not None:
+            attrs[NETWORK_TRANSPORT] = transport
+        parent = links = None
+        meta = params.get("_meta") if params else None
+        if type(meta) is dict:
+            parent = extract(meta)
+            outer = ambient() if parent is not None else None
+            if outer is not None:  # the transport's own span: linked, not the parent
+                links = [Link(trace.get_current_span(outer).get_span_context())]
+        span = self.tracer.start_span(name, parent, SpanKind.SERVER, attrs, links)
+        token = otel_context.attach(trace.set_span_in_context(span, parent))
+        scope = current_request.set(RequestScope(request.id, request.method, self.tracer))
+        by_method = {MCP_METHOD_NAME: request.method}
+        self.active.add(1, by_method)
+        started = time.perf_counter()
+        try:
+            result = await call_next(call)
+        except asyncio.CancelledError:
+            failed_as(span, attrs, "cancelled", "the request was cancelled")
+            raise
+        except MCPError as exc:
+            fail(span, attrs, exc)
+            raise
+        except Exception as exc:
+            span.record_exception(exc)
+            failed_as(span, attrs, _INTERNAL, "Internal error")
+            attrs[RPC_RESPONSE_STATUS_CODE] = _INTERNAL
+            span.set_attribute(RPC_RESPONSE_STATUS_CODE, _INTERNAL)
+            raise
+        else:
+            if type(result) is dict:
+                self._outcome(span, attrs, result)
+            return result
+        finally:
+            self.active.add(-1, by_method)
+            self.duration.record(time.perf_counter() - started, metric_attributes(attrs))
+            current_request.reset(scope)
+            otel_context.detach(token)
+            span.end()
+
+    def _outcome(self, span: Span, attrs: dict[str, Any], result: dict[str, Any]) -> None:
+        """An MRTR round, a task, or a tool's own failure (`error.type` "tool_error")."""
+        kind = result.get("resultType")
+        if kind == "input_required" or kind == "task":
+            attrs[MCPKIT_RESULT_TYPE] = kind
+            span.set_attribute(MCPKIT_RESULT_TYPE, kind)
+            if kind == "input_required":
+                self.rounds.add(1, metric_attributes(attrs))
+        elif result.get("isError") is True:
+            failed_as(span, attrs, "tool_error", "the tool reported an error")
