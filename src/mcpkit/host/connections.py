@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..client import Tool
 from .backoff import Backoff
@@ -17,6 +18,9 @@ from .config import HostConfig
 from .consent import ConsentPolicy
 from .conversation import ToolSpec
 from .link import ServerLink
+
+if TYPE_CHECKING:
+    from ..telemetry.config import Telemetry
 from .models.base import ModelAdapter
 from .naming import ToolNames
 from .pins import PinChange, ToolPins
@@ -47,6 +51,7 @@ class Fleet:
         pins: ToolPins | None = None,
         servers: list[str] | None = None,
         restart: Backoff | None = None,
+        telemetry: Telemetry | None = None,
     ) -> None:
         names = servers if servers is not None else list(config.servers)
         unknown = [n for n in names if n not in config.servers]
@@ -56,7 +61,14 @@ class Fleet:
             )
         self.links = {
             n: ServerLink(
-                config.servers[n], ui, policy, model, pins, restart=restart, on_change=self._changed
+                config.servers[n],
+                ui,
+                policy,
+                model,
+                pins,
+                restart=restart,
+                on_change=self._changed,
+                telemetry=telemetry,
             )
             for n in names
         }

@@ -9,7 +9,8 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable, Iterator
-from typing import Any
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
 from ..client import Client, ClientError, Tool
 from ..client.errors import AuthorizationError
@@ -26,6 +27,9 @@ from .models.base import ModelAdapter
 from .pins import PinChange, ToolPins
 from .supervision import LinkState, StateChange, connection_lost, describe
 from .ui import HostUI
+
+if TYPE_CHECKING:
+    from ..telemetry.config import Telemetry
 
 log = logging.getLogger("mcpkit.host")
 
@@ -46,8 +50,13 @@ class ServerLink:
         *,
         restart: Backoff | None = None,
         on_change: Callable[[ServerLink, StateChange], None] | None = None,
+        telemetry: Telemetry | None = None,
     ) -> None:
         self.config = config
+        #: The client's telemetry: baggage only where the config allows it.
+        self.telemetry = (
+            replace(telemetry, baggage=config.forwards_baggage) if telemetry is not None else False
+        )
         self.name = config.name
         self.ui = ui
         self.policy = policy
@@ -206,6 +215,7 @@ class ServerLink:
             auth=oauth_for(self.config),
             log_level=self.log_level,
             on_log=self._log if self.log_level is not None else None,
+            telemetry=self.telemetry,
         )
         self.client = client
         await client.__aenter__()
