@@ -24,7 +24,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from mcpkit.telemetry import Telemetry
 from support import free_port
 
-#: The spec's example (basic/index › OpenTelemetry trace context).
+#: The spec's example (basic/index, "OpenTelemetry trace context").
 SPEC_TRACEPARENT = "00-0af7651916cd43dd8448eb211c80319c-00f067aa0ba902b7-01"
 SPEC_TRACE_ID = 0x0AF7651916CD43DD8448EB211C80319C
 SPEC_PARENT_ID = 0x00F067AA0BA902B7

@@ -83,7 +83,6 @@ async def test_one_conversation_is_one_trace_from_the_model_to_the_handlers(
     turn = recorded.span("invoke_agent support")
     trace_id = turn.context.trace_id
     mine = [s for s in recorded.spans() if s.context.trace_id == trace_id]
-    by_id = {s.context.span_id: s for s in mine}
     rounds = [s for s in mine if s.name == "agent round"]
     assert [r.attributes["mcpkit.round"] for r in rounds] == [1, 2]
     assert all(r.parent is not None and r.parent.span_id == turn.context.span_id for r in rounds)
