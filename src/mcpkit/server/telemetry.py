@@ -15,6 +15,7 @@ span (if any) is the parent. Metrics:
 | `mcpkit.server.listen_streams` | observed | open `subscriptions/listen` streams |
 | `mcpkit.server.sessions` | observed | live 2025-11-25 sessions |
 | `mcpkit.server.tasks` | observed | tasks held, by status |
+| `mcp.server.session.duration` | histogram, s | 2025-11-25 sessions, from `initialize` to their end |
 
 The count of requests is the histogram's count (`_count` in Prometheus).
 """
@@ -23,7 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from opentelemetry import context as otel_context
@@ -39,6 +40,7 @@ from ..telemetry.propagation import extract
 from ..telemetry.semconv import (
     MCP_METHOD_NAME,
     MCP_PROTOCOL_VERSION,
+    MCP_SESSION_ID,
     MCPKIT_RESULT_TYPE,
     NETWORK_TRANSPORT,
     RPC_RESPONSE_STATUS_CODE,
@@ -46,6 +48,7 @@ from ..telemetry.semconv import (
     SERVER_DURATION,
     SERVER_LISTEN_STREAMS,
     SERVER_MRTR_ROUNDS,
+    SERVER_SESSION_DURATION,
     SERVER_SESSIONS,
     SERVER_TASKS,
     metric_attributes,
@@ -80,6 +83,9 @@ class ServerTelemetry:
             unit="{round}",
             description="Requests answered input_required (multi round-trip input)",
         )
+        self.session_duration = histogram(
+            meter, SERVER_SESSION_DURATION, "How long 2025-11-25 sessions lasted"
+        )
         #: Live session counts, one callable per transport that keeps sessions.
         self.session_counts: list[Callable[[], int]] = []
         meter.create_observable_up_down_counter(
@@ -107,14 +113,24 @@ class ServerTelemetry:
         return [Observation(n, {"mcpkit.task.status": status}) for status, n in counts.items()]
 
     # -- the middleware ------------------------------------------------------------------------
-    async def __call__(self, call: Call, call_next: CallNext) -> Any:
-        request = call.request
+    def __call__(self, call: Call, call_next: CallNext) -> Awaitable[Any]:
+        scope = current_request.get()
+        if scope is not None and scope.request is call.request:
+            return call_next(call)  # a session's request, observed by the session already
+        return self.observe(call.request, call_next(call))
+
+    async def observe(
+        self, request: Any, work: Awaitable[Any], session_id: str | None = None
+    ) -> Any:
+        """Await `work`, the answer to `request`, inside its span (either era)."""
         params = request.params
         name, attrs = request_attributes(request.method, request.id, params)
-        attrs[MCP_PROTOCOL_VERSION] = call.meta.protocol_version
+        attrs[MCP_PROTOCOL_VERSION] = request.meta.protocol_version
         transport = current_transport.get()
         if transport is not None:
             attrs[NETWORK_TRANSPORT] = transport
+        if session_id is not None:
+            attrs[MCP_SESSION_ID] = session_id
         parent = links = None
         meta = params.get("_meta") if params else None
         if type(meta) is dict:
@@ -124,12 +140,12 @@ class ServerTelemetry:
                 links = [Link(trace.get_current_span(outer).get_span_context())]
         span = self.tracer.start_span(name, parent, SpanKind.SERVER, attrs, links)
         token = otel_context.attach(trace.set_span_in_context(span, parent))
-        scope = current_request.set(RequestScope(request.id, request.method, self.tracer))
+        scope = current_request.set(RequestScope(request, self.tracer))
         by_method = {MCP_METHOD_NAME: request.method}
         self.active.add(1, by_method)
         started = time.perf_counter()
         try:
-            result = await call_next(call)
+            result = await work
         except asyncio.CancelledError:
             failed_as(span, attrs, "cancelled", "the request was cancelled")
             raise
@@ -152,6 +168,30 @@ class ServerTelemetry:
             current_request.reset(scope)
             otel_context.detach(token)
             span.end()
+
+    def initialize(self, session_id: str, params: Any, run: Callable[[], Any]) -> Any:
+        """A 2025-11-25 `initialize`, which opens session `session_id`: `run()` inside a span."""
+        attrs: dict[str, Any] = {MCP_METHOD_NAME: "initialize", MCP_SESSION_ID: session_id}
+        transport = current_transport.get()
+        if transport is not None:
+            attrs[NETWORK_TRANSPORT] = transport
+        version = params.get("protocolVersion") if type(params) is dict else None
+        if type(version) is str:
+            attrs[MCP_PROTOCOL_VERSION] = version
+        started = time.perf_counter()
+        with self.tracer.start_as_current_span(
+            "initialize", kind=SpanKind.SERVER, attributes=attrs, record_exception=False
+        ) as span:
+            try:
+                return run()
+            except MCPError as exc:
+                fail(span, attrs, exc)
+                raise
+            finally:
+                self.duration.record(time.perf_counter() - started, metric_attributes(attrs))
+
+    def session_ended(self, seconds: float) -> None:
+        self.session_duration.record(seconds)
 
     def _outcome(self, span: Span, attrs: dict[str, Any], result: dict[str, Any]) -> None:
         """An MRTR round, a task, or a tool's own failure (`error.type` "tool_error")."""

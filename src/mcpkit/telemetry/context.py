@@ -12,11 +12,11 @@ __all__ = ["RequestScope", "current_request", "current_transport"]
 class RequestScope:
     """What the server's telemetry knows of the request this task is serving."""
 
-    __slots__ = ("method", "request_id", "tracer")
+    __slots__ = ("request", "tracer")
 
-    def __init__(self, request_id: Any, method: str, tracer: Any = None) -> None:
-        self.request_id = request_id
-        self.method = method
+    def __init__(self, request: Any, tracer: Any = None) -> None:
+        #: The request (`id`, `method`, ...) as the server admitted it.
+        self.request = request
         #: The tracer of the server's telemetry: `mcpkit.telemetry.span()` uses it, so a
         #: handler's spans go where the server's go.
         self.tracer = tracer
