@@ -10,6 +10,7 @@ import os
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -23,6 +24,7 @@ from host_support import (
     script,
     stop,
 )
+from mcpkit.client import Client
 from support import free_port, wait_port
 from telemetry_support import OtlpReceiver, Recorded
 
@@ -170,4 +172,45 @@ async def test_one_conversation_is_one_trace_from_the_model_to_the_handlers(
     }
     client_calls = metrics["mcp.client.operation.duration"]
     assert {p["mcp.method.name"] for p in client_calls} >= {"tools/call", "tools/list"}
+    recorded.close()
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+async def test_a_legacy_session_is_traced_on_both_sides(
+    receiver: OtlpReceiver, transport: str
+) -> None:
+    """The 2025-11-25 era: the client's spans (its session's channel) are the parents of the
+    server's, `initialize` included, over stdio and over HTTP."""
+    recorded = Recorded()
+    proc = None
+    if transport == "http":
+        proc, port = await start_warehouse(receiver)
+        target: Any = f"http://127.0.0.1:{port}/mcp"
+        tool, args, service = "get_stock", {"sku": "MUG-SET"}, "northwind-warehouse"
+    else:
+        target = {
+            "command": sys.executable,
+            "args": [str(NORTHWIND / "shipping_server.py")],
+            "env": receiver.env("northwind-shipping"),
+        }
+        tool, args, service = "track_parcel", {"parcel_id": "NW-1043"}, "northwind-shipping"
+    try:
+        async with Client(target, era="legacy", telemetry=recorded.telemetry) as client:
+            assert client.era == "legacy"
+            assert not (await client.call_tool(tool, args)).is_error
+        await receiver.wait_for("initialize", f"tools/call {tool}")
+    finally:
+        if proc is not None:
+            await stop(proc)
+    for name in ("initialize", f"tools/call {tool}"):
+        mine = recorded.span(name)
+        served = receiver.named(name)
+        assert mine.kind.name == "CLIENT" and served.kind == SERVER
+        assert served.service == service
+        assert served.trace_id == mine.context.trace_id
+        assert served.parent_id == mine.context.span_id
+        assert served.attributes["mcp.protocol.version"] == "2025-11-25"
+        assert served.attributes["network.transport"] == ("tcp" if transport == "http" else "pipe")
+        assert served.attributes["mcp.session.id"]
+    assert recorded.span(f"tools/call {tool}").attributes["mcp.protocol.version"] == "2025-11-25"
     recorded.close()

@@ -120,7 +120,7 @@ class Client:
         if config is not None:
             from .telemetry import ClientTelemetry
 
-            self.telemetry = ClientTelemetry(config, self.transport)
+            self.telemetry = ClientTelemetry(config, self.transport, self._session_version)
             self.transport.request = self.telemetry.wrap(self.transport.request)  # type: ignore[method-assign,assignment]
         self.requested_era = era
         self.timeout = timeout
@@ -166,6 +166,9 @@ class Client:
         if auth is None:
             return self._headers_key
         return self._headers_key + auth.cache_key()  # type: ignore[no-any-return]
+
+    def _session_version(self) -> str | None:
+        return self.legacy.protocol_version if self.legacy is not None else None
 
     @property
     def era(self) -> Era | None:

@@ -65,8 +65,12 @@ def _where(transport: Any) -> dict[str, Any]:
 class ClientTelemetry:
     """Spans and metrics of one client."""
 
-    def __init__(self, config: Telemetry, transport: Any) -> None:
+    def __init__(
+        self, config: Telemetry, transport: Any, session_version: Callable[[], str | None]
+    ) -> None:
         self.config = config
+        #: The version of a 2025-11-25 session (its requests carry none in `_meta`).
+        self.session_version = session_version
         self.tracer = tracer_of(config)
         meter = meter_of(config)
         self.duration = histogram(
@@ -86,7 +90,7 @@ class ClientTelemetry:
             name, attrs = request_attributes(method, request_id, params)
             attrs.update(self.where)
             meta = dict(params.get("_meta") or {})
-            version = meta.get(META_PROTOCOL_VERSION)
+            version = meta.get(META_PROTOCOL_VERSION) or self.session_version()
             if type(version) is str:
                 attrs[MCP_PROTOCOL_VERSION] = version
             sid = session_id() if session_id is not None else None

@@ -178,9 +178,11 @@ class ServerTelemetry:
         version = params.get("protocolVersion") if type(params) is dict else None
         if type(version) is str:
             attrs[MCP_PROTOCOL_VERSION] = version
+        meta = params.get("_meta") if type(params) is dict else None
+        parent = extract(meta) if type(meta) is dict else None
         started = time.perf_counter()
         with self.tracer.start_as_current_span(
-            "initialize", kind=SpanKind.SERVER, attributes=attrs, record_exception=False
+            "initialize", parent, SpanKind.SERVER, attrs, record_exception=False
         ) as span:
             try:
                 return run()
