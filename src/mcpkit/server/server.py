@@ -484,7 +484,9 @@ class Server:
                 from ..transports.stdio import run_stdio
                 from .settings import Settings
 
-                Settings.from_env().configure_logging()
+                settings = Settings.from_env()
+                settings.configure_logging()
+                settings.scope_requests(self)
                 run_stdio(self, auth=options.get("auth"))
             elif transport in ("http", "streamable-http"):
                 from ..transports.http import serve_http

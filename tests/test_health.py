@@ -1,0 +1,96 @@
+"""`/healthz` and `/readyz`: beside the MCP endpoint, GET/HEAD only, no auth, a status word,
+any Host (probes address the pod by IP) while the endpoint keeps its DNS-rebinding checks;
+readiness from `server.readiness` (checks, draining), logged on stdio."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import pytest
+
+from mcpkit import Server
+from mcpkit.auth import BearerAuth
+from mcpkit.server.readiness import Readiness
+from support import AsgiClient, headers_for, rpc
+
+POD = {"host": "10.1.2.3:8000"}  # what a kubelet or a balancer sends
+
+
+def probe(app: AsgiClient, path: str, method: str = "GET", **headers: str) -> Any:
+    return app.post(None, {**POD, **headers}, raw=b"", http_method=method, path=path)
+
+
+async def test_liveness_and_readiness_answer_any_host_with_one_word() -> None:
+    server = Server("shop")
+    app = AsgiClient(server.http_app())
+    live = await probe(app, "/healthz")
+    assert (live.status, live.body) == (200, b"ok")
+    assert live.headers["content-type"].startswith("text/plain")
+    assert live.headers["cache-control"] == "no-store"
+    ready = await probe(app, "/readyz")
+    assert (ready.status, ready.body) == (200, b"ready")
+    head = await probe(app, "/readyz", "HEAD")
+    assert (head.status, head.body, head.headers["content-length"]) == (200, b"", "5")
+    # The MCP endpoint keeps its DNS-rebinding defence for the same Host (TR-HTTP-02).
+    message = rpc("server/discover")
+    refused = await app.post(message, {**headers_for(message), **POD})
+    assert refused.status == 403
+
+
+@pytest.mark.parametrize("method", ["POST", "PUT", "DELETE"])
+async def test_only_get_and_head(method: str) -> None:
+    app = AsgiClient(Server("shop").http_app())
+    for path in ("/healthz", "/readyz"):
+        reply = await probe(app, path, method)
+        assert reply.status == 405 and reply.headers["allow"] == "GET, HEAD"
+
+
+async def test_not_ready_while_a_check_fails_or_draining(caplog: Any) -> None:
+    server = Server("shop")
+    app = AsgiClient(server.http_app())
+    up = True
+    server.readiness.add_check("database", lambda: up)
+    assert (await probe(app, "/readyz")).status == 200
+    up = False
+    with caplog.at_level(logging.INFO, "mcpkit.health"):
+        down = await probe(app, "/readyz")
+        assert (down.status, down.body) == (503, b"not ready")
+        assert (await probe(app, "/healthz")).status == 200  # alive all the same
+        up = True
+        assert (await probe(app, "/readyz")).status == 200
+    # Transitions are logged once each (stdio servers report readiness this way).
+    assert [r.getMessage() for r in caplog.records] == ["not ready: database", "ready"]
+    server.readiness.drain()
+    assert (await probe(app, "/readyz")).status == 503
+    assert server.readiness.failing() == ["draining"]
+
+
+def test_a_check_that_raises_counts_as_failing() -> None:
+    readiness = Readiness()
+
+    def broken() -> bool:
+        raise RuntimeError("no")
+
+    readiness.add_check("broken", broken)
+    assert not readiness.ready and readiness.failing() == ["broken"]
+    readiness.remove_check("broken")
+    assert readiness.ready
+
+
+async def test_no_auth_on_the_probes_and_they_can_be_turned_off() -> None:
+    class Deny:
+        async def verify(self, token: str) -> None:
+            return None
+
+    auth = BearerAuth(
+        Deny(),  # type: ignore[arg-type]
+        resource="https://shop.example/mcp",
+        authorization_servers=["https://as.example"],
+    )
+    app = AsgiClient(Server("shop").http_app(auth=auth))
+    assert (await probe(app, "/readyz")).status == 200
+    message = rpc("server/discover")
+    assert (await app.post(message, headers_for(message))).status == 401
+    off = AsgiClient(Server("shop").http_app(health=False))
+    assert (await probe(off, "/healthz")).status == 404
