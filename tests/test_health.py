@@ -94,3 +94,24 @@ async def test_no_auth_on_the_probes_and_they_can_be_turned_off() -> None:
     assert (await app.post(message, headers_for(message))).status == 401
     off = AsgiClient(Server("shop").http_app(health=False))
     assert (await probe(off, "/healthz")).status == 404
+
+
+async def test_a_stdio_server_reports_readiness_in_its_log(caplog: Any) -> None:
+    """No /readyz on stdio: the watcher checks and logs each change."""
+    import asyncio
+
+    from mcpkit.server.readiness import watch
+
+    readiness = Readiness()
+    checked = asyncio.Event()
+
+    def bus() -> bool:
+        checked.set()
+        return False
+
+    readiness.add_check("redis bus", bus)
+    with caplog.at_level(logging.INFO, "mcpkit.health"):
+        task = asyncio.create_task(watch(readiness, interval=3600))
+        await checked.wait()
+        task.cancel()
+    assert [r.getMessage() for r in caplog.records] == ["not ready: redis bus"]

@@ -214,3 +214,41 @@ async def test_a_legacy_session_is_traced_on_both_sides(
         assert served.attributes["mcp.session.id"]
     assert recorded.span(f"tools/call {tool}").attributes["mcp.protocol.version"] == "2025-11-25"
     recorded.close()
+
+
+async def test_prometheus_scrapes_the_server_metrics(receiver: OtlpReceiver) -> None:
+    """OTEL_METRICS_EXPORTER=prometheus: request counts and durations at /metrics."""
+    import aiohttp
+
+    metrics_port, port = free_port(), free_port()
+    env = {
+        **os.environ,
+        **receiver.env("northwind-warehouse"),
+        "OTEL_METRICS_EXPORTER": "prometheus",
+        "OTEL_EXPORTER_PROMETHEUS_HOST": "127.0.0.1",
+        "OTEL_EXPORTER_PROMETHEUS_PORT": str(metrics_port),
+    }
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, str(NORTHWIND / "warehouse_server.py"), str(port), env=env
+    )
+    try:
+        await wait_port(port, proc)
+        async with Client(f"http://127.0.0.1:{port}/mcp", telemetry=False) as client:
+            await client.call_tool("get_stock", {"sku": "KET-BLUE"})
+            await client.call_tool("get_stock", {"sku": "NOPE"})
+        await wait_port(metrics_port, proc)
+        url = f"http://127.0.0.1:{metrics_port}/metrics"
+        async with aiohttp.ClientSession() as http, http.get(url) as resp:
+            assert resp.status == 200
+            text = await resp.text()
+    finally:
+        await stop(proc)
+    counts = [
+        line
+        for line in text.splitlines()
+        if line.startswith("mcp_server_operation_duration_seconds_count{")
+        and 'gen_ai_tool_name="get_stock"' in line
+    ]
+    assert len(counts) == 2, text
+    assert any('error_type="tool_error"' in line and line.endswith(" 1.0") for line in counts)
+    assert "mcpkit_server_active_requests" in text and "mcpkit_server_sessions" in text
