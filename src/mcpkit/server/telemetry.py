@@ -10,7 +10,7 @@ span (if any) is the parent. Metrics:
 | name | kind | what |
 |---|---|---|
 | `mcp.server.operation.duration` | histogram, s | every request, by method, tool or prompt, outcome (`error.type`) |
-| `mcpkit.server.active_requests` | up-down counter | requests being handled, by method |
+| `mcpkit.server.active_requests` | observed | requests being handled, by method |
 | `mcpkit.server.mrtr.rounds` | counter | requests answered `input_required` (MRTR), by method and tool |
 | `mcpkit.server.listen_streams` | observed | open `subscriptions/listen` streams |
 | `mcpkit.server.sessions` | observed | live 2025-11-25 sessions |
@@ -75,8 +75,14 @@ class ServerTelemetry:
         self.duration = histogram(
             meter, SERVER_DURATION, "MCP request duration as observed on the server"
         )
-        self.active = meter.create_up_down_counter(
-            SERVER_ACTIVE_REQUESTS, unit="{request}", description="Requests being handled"
+        #: Requests being handled, by method: plain counts, read when metrics are collected
+        #: (an SDK measurement costs microseconds; two per request would double the cost).
+        self.in_flight: dict[str, int] = {}
+        meter.create_observable_up_down_counter(
+            SERVER_ACTIVE_REQUESTS,
+            [self._active],
+            unit="{request}",
+            description="Requests being handled",
         )
         self.rounds = meter.create_counter(
             SERVER_MRTR_ROUNDS,
@@ -102,6 +108,11 @@ class ServerTelemetry:
         )
 
     # -- observed metrics (read when collected, never on the request path) -------------------
+    def _active(self, options: CallbackOptions) -> Iterable[Observation]:
+        return [
+            Observation(n, {MCP_METHOD_NAME: method}) for method, n in list(self.in_flight.items())
+        ]
+
     def _streams(self, options: CallbackOptions) -> Iterable[Observation]:
         return [Observation(len(self.server.subscriptions))]
 
@@ -141,8 +152,9 @@ class ServerTelemetry:
         span = self.tracer.start_span(name, parent, SpanKind.SERVER, attrs, links)
         token = otel_context.attach(trace.set_span_in_context(span, parent))
         scope = current_request.set(RequestScope(request, self.tracer))
-        by_method = {MCP_METHOD_NAME: request.method}
-        self.active.add(1, by_method)
+        method = request.method
+        in_flight = self.in_flight
+        in_flight[method] = in_flight.get(method, 0) + 1
         started = time.perf_counter()
         try:
             result = await work
@@ -163,7 +175,7 @@ class ServerTelemetry:
                 self._outcome(span, attrs, result)
             return result
         finally:
-            self.active.add(-1, by_method)
+            in_flight[method] -= 1
             self.duration.record(time.perf_counter() - started, metric_attributes(attrs))
             current_request.reset(scope)
             otel_context.detach(token)
