@@ -12,6 +12,7 @@ import pytest
 from mcpkit import Server
 from mcpkit.auth import BearerAuth
 from mcpkit.server.readiness import Readiness
+from mcpkit.server.redis_backend import RedisEventBus
 from support import AsgiClient, headers_for, rpc
 
 POD = {"host": "10.1.2.3:8000"}  # what a kubelet or a balancer sends
@@ -115,3 +116,64 @@ async def test_a_stdio_server_reports_readiness_in_its_log(caplog: Any) -> None:
         await checked.wait()
         task.cancel()
     assert [r.getMessage() for r in caplog.records] == ["not ready: redis bus"]
+
+
+async def start_redis(port: int) -> Any:
+    """A real redis-server on `port` (no persistence), once it accepts connections."""
+    import asyncio
+    import shutil
+
+    exe = shutil.which("redis-server")
+    assert exe is not None, "redis-server is required (apt-get install redis-server)"
+    proc = await asyncio.create_subprocess_exec(
+        exe,
+        *("--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"),
+        stdout=asyncio.subprocess.DEVNULL,
+    )
+    from support import wait_port
+
+    await wait_port(port, proc)
+    return proc
+
+
+async def until_status(app: AsgiClient, status: int, seconds: float = 30) -> None:
+    """Poll /readyz until it answers `status` (the bus notices an outage on its own time: no
+    event to wait on)."""
+    import asyncio
+
+    async with asyncio.timeout(seconds):
+        while True:
+            if (await probe(app, "/readyz")).status == status:
+                return
+            await asyncio.sleep(0.05)
+
+
+@pytest.mark.skipif(
+    not hasattr(
+        __import__("mcpkit.server.redis_backend").server.redis_backend.RedisEventBus, "health"
+    ),
+    reason="needs the Redis event bus that reports its health (issue 12)",
+)
+async def test_not_ready_while_the_redis_bus_is_down() -> None:
+    from support import free_port
+
+    port = free_port()
+    redis = await start_redis(port)
+    server = Server("shop", event_bus=RedisEventBus(f"redis://127.0.0.1:{port}/0"))
+    app = AsgiClient(server.http_app())
+    await server.startup()
+    try:
+        await until_status(app, 200)
+        redis.kill()  # the dependency goes away: balancers must stop sending work here
+        await redis.wait()
+        await until_status(app, 503)
+        assert (await probe(app, "/readyz")).body == b"not ready"
+        assert (await probe(app, "/healthz")).status == 200  # alive all the same
+        assert server.readiness.failing() == ["event bus"]
+        redis = await start_redis(port)  # back: ready again once the bus reconnects
+        await until_status(app, 200)
+    finally:
+        await server.shutdown()
+        if redis.returncode is None:
+            redis.kill()
+            await redis.wait()

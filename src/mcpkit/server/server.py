@@ -23,7 +23,7 @@ from .events import EventBus
 from .middleware import Call, CallNext, Middleware, chain
 from .mrtr import MrtrEngine
 from .prompts import Prompt
-from .readiness import Readiness
+from .readiness import Readiness, bus_check
 from .request_state import StateSealer, StateStore
 from .resources import Resource, ResourceTemplate
 from .subscriptions import RESOURCE_UPDATED, Subscription, SubscriptionHub
@@ -446,6 +446,9 @@ class Server:
             self.lifespan_state = await stack.enter_async_context(self.lifespan(self))
             self._lifespan_stack = stack
         await self.subscriptions.start()
+        bus_ready = bus_check(self.subscriptions.bus)
+        if bus_ready is not None:  # a Redis bus that is down: not ready (/readyz 503)
+            self.readiness.add_check("event bus", bus_ready)
 
     async def shutdown(self) -> None:
         """Called by transports when serving ends: listen streams get their final result, then
