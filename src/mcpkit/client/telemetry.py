@@ -23,15 +23,12 @@ from opentelemetry.trace import SpanKind, Status, StatusCode
 from ..protocol.jsonrpc import JSONObject, RequestId, Response
 from ..protocol.versions import META_PROTOCOL_VERSION
 from ..telemetry.config import Telemetry
-from ..telemetry.instruments import fail, failed_as, histogram, meter_of, tracer_of
+from ..telemetry.instruments import RequestInstruments, fail, failed_as, result_outcome
 from ..telemetry.propagation import inject
 from ..telemetry.semconv import (
-    CLIENT_DURATION,
-    CLIENT_MRTR_ROUNDS,
     ERROR_TYPE,
     MCP_PROTOCOL_VERSION,
     MCP_SESSION_ID,
-    MCPKIT_RESULT_TYPE,
     NETWORK_PROTOCOL_NAME,
     NETWORK_TRANSPORT,
     RPC_RESPONSE_STATUS_CODE,
@@ -62,25 +59,15 @@ def _where(transport: Any) -> dict[str, Any]:
     return {}
 
 
-class ClientTelemetry:
+class ClientTelemetry(RequestInstruments):
     """Spans and metrics of one client."""
 
     def __init__(
         self, config: Telemetry, transport: Any, session_version: Callable[[], str | None]
     ) -> None:
-        self.config = config
+        super().__init__(config, "client")  # mcp.client.operation.duration, MRTR rounds
         #: The version of a 2025-11-25 session (its requests carry none in `_meta`).
         self.session_version = session_version
-        self.tracer = tracer_of(config)
-        meter = meter_of(config)
-        self.duration = histogram(
-            meter, CLIENT_DURATION, "MCP request duration as observed on the client"
-        )
-        self.rounds = meter.create_counter(
-            CLIENT_MRTR_ROUNDS,
-            unit="{round}",
-            description="Responses that asked for input (input_required)",
-        )
         self.where = _where(transport)
 
     def wrap(self, send: Send, session_id: Callable[[], str | None] | None = None) -> Send:
@@ -127,14 +114,5 @@ class ClientTelemetry:
             span.set_attributes(extra)
             span.set_status(Status(StatusCode.ERROR, str(error.get("message", ""))))
             return
-        result = response.result
-        if type(result) is not dict:
-            return
-        kind = result.get("resultType")
-        if kind == "input_required" or kind == "task":
-            attrs[MCPKIT_RESULT_TYPE] = kind
-            span.set_attribute(MCPKIT_RESULT_TYPE, kind)
-            if kind == "input_required":
-                self.rounds.add(1, metric_attributes(attrs))
-        elif result.get("isError") is True:
-            failed_as(span, attrs, "tool_error", "the tool reported an error")
+        if type(response.result) is dict:
+            result_outcome(span, attrs, response.result, self.rounds)

@@ -30,24 +30,28 @@ from typing import TYPE_CHECKING, Any
 from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.metrics import CallbackOptions, Observation
-from opentelemetry.trace import Link, Span, SpanKind
+from opentelemetry.trace import Link, SpanKind
 
 from ..protocol.errors import MCPError
 from ..telemetry.config import Telemetry
 from ..telemetry.context import RequestScope, current_request, current_transport
-from ..telemetry.instruments import ambient, fail, failed_as, histogram, meter_of, tracer_of
+from ..telemetry.instruments import (
+    RequestInstruments,
+    ambient,
+    fail,
+    failed_as,
+    histogram,
+    result_outcome,
+)
 from ..telemetry.propagation import extract
 from ..telemetry.semconv import (
     MCP_METHOD_NAME,
     MCP_PROTOCOL_VERSION,
     MCP_SESSION_ID,
-    MCPKIT_RESULT_TYPE,
     NETWORK_TRANSPORT,
     RPC_RESPONSE_STATUS_CODE,
     SERVER_ACTIVE_REQUESTS,
-    SERVER_DURATION,
     SERVER_LISTEN_STREAMS,
-    SERVER_MRTR_ROUNDS,
     SERVER_SESSION_DURATION,
     SERVER_SESSIONS,
     SERVER_TASKS,
@@ -64,17 +68,13 @@ __all__ = ["ServerTelemetry"]
 _INTERNAL = "-32603"  # what a client gets for an unexpected exception
 
 
-class ServerTelemetry:
+class ServerTelemetry(RequestInstruments):
     """Spans and metrics of one server (see the module docstring)."""
 
     def __init__(self, server: Server, config: Telemetry) -> None:
+        super().__init__(config, "server")  # mcp.server.operation.duration, MRTR rounds
         self.server = server
-        self.config = config
-        self.tracer = tracer_of(config)
-        meter = meter_of(config)
-        self.duration = histogram(
-            meter, SERVER_DURATION, "MCP request duration as observed on the server"
-        )
+        meter = self.meter
         #: Requests being handled, by method: plain counts, read when metrics are collected
         #: (an SDK measurement costs microseconds; two per request would double the cost).
         self.in_flight: dict[str, int] = {}
@@ -83,11 +83,6 @@ class ServerTelemetry:
             [self._active],
             unit="{request}",
             description="Requests being handled",
-        )
-        self.rounds = meter.create_counter(
-            SERVER_MRTR_ROUNDS,
-            unit="{round}",
-            description="Requests answered input_required (multi round-trip input)",
         )
         self.session_duration = histogram(
             meter, SERVER_SESSION_DURATION, "How long 2025-11-25 sessions lasted"
@@ -172,7 +167,7 @@ class ServerTelemetry:
             raise
         else:
             if type(result) is dict:
-                self._outcome(span, attrs, result)
+                result_outcome(span, attrs, result, self.rounds)
             return result
         finally:
             in_flight[method] -= 1
@@ -206,14 +201,3 @@ class ServerTelemetry:
 
     def session_ended(self, seconds: float) -> None:
         self.session_duration.record(seconds)
-
-    def _outcome(self, span: Span, attrs: dict[str, Any], result: dict[str, Any]) -> None:
-        """An MRTR round, a task, or a tool's own failure (`error.type` "tool_error")."""
-        kind = result.get("resultType")
-        if kind == "input_required" or kind == "task":
-            attrs[MCPKIT_RESULT_TYPE] = kind
-            span.set_attribute(MCPKIT_RESULT_TYPE, kind)
-            if kind == "input_required":
-                self.rounds.add(1, metric_attributes(attrs))
-        elif result.get("isError") is True:
-            failed_as(span, attrs, "tool_error", "the tool reported an error")
