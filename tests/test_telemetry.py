@@ -23,7 +23,7 @@ from mcpkit.protocol.tracecontext import (
     valid_tracestate,
 )
 from mcpkit.telemetry import Telemetry, TelemetryError, resolve
-from support import AsgiClient, rpc
+from support import AsgiClient, headers_for, rpc
 from telemetry_support import SPEC_PARENT_ID, SPEC_TRACE_ID, SPEC_TRACEPARENT, Recorded
 
 SEEN: dict[str, Any] = {}
@@ -306,3 +306,18 @@ def test_settings_are_checked_with_one_line_errors(monkeypatch: Any) -> None:
     monkeypatch.setenv("OTEL_TRACES_EXPORTER", "zipkin")
     with pytest.raises(TelemetryError, match="OTEL_TRACES_EXPORTER='zipkin'"):
         configure("x", metrics=False)
+
+
+async def test_a_request_refused_at_the_door_has_its_span(recorded: Any) -> None:
+    app = AsgiClient(shop(recorded.telemetry).http_app())
+    message = rpc(
+        "tools/call", {"name": "echo", "arguments": {"text": "hi"}}, traceparent=SPEC_TRACEPARENT
+    )
+    message["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] = "1999-01-01"
+    headers = {**headers_for(message), "mcp-protocol-version": "1999-01-01"}
+    reply = await app.post(message, headers)
+    assert reply.code == -32022
+    span = recorded.span("tools/call echo")
+    assert span.attributes["error.type"] == "-32022"
+    assert span.attributes["rpc.response.status_code"] == "-32022"
+    assert span.context.trace_id == SPEC_TRACE_ID

@@ -176,6 +176,23 @@ class ServerTelemetry(RequestInstruments):
             otel_context.detach(token)
             span.end()
 
+    def refused(self, request: Any, exc: MCPError, session_id: str | None) -> None:
+        """A request the front door refused (bad `_meta`, version, headers, shape): a span and
+        a duration like any other, failed with the error's code."""
+        params = request.params if type(request.params) is dict else None
+        name, attrs = request_attributes(request.method, request.id, params)
+        transport = current_transport.get()
+        if transport is not None:
+            attrs[NETWORK_TRANSPORT] = transport
+        if session_id is not None:
+            attrs[MCP_SESSION_ID] = session_id
+        meta = params.get("_meta") if params else None
+        parent = extract(meta) if type(meta) is dict else None
+        span = self.tracer.start_span(name, parent, SpanKind.SERVER, attrs)
+        fail(span, attrs, exc)
+        span.end()
+        self.duration.record(0.0, metric_attributes(attrs))
+
     def initialize(self, session_id: str, params: Any, run: Callable[[], Any]) -> Any:
         """A 2025-11-25 `initialize`, which opens session `session_id`: `run()` inside a span."""
         attrs: dict[str, Any] = {MCP_METHOD_NAME: "initialize", MCP_SESSION_ID: session_id}
