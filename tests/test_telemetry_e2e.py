@@ -56,6 +56,7 @@ async def test_one_conversation_is_one_trace_from_the_model_to_the_handlers(
         [
             ("shipping__track_parcel", {"parcel_id": "NW-1042"}),
             ("warehouse__get_stock", {"sku": "KET-BLUE"}),
+            ("warehouse__cancel_reservation", {"reservation_id": "r-1"}),  # denied by config
         ],
         "NW-1042 is in transit; 14 blue kettles are in stock.",
     )
@@ -169,7 +170,14 @@ async def test_one_conversation_is_one_trace_from_the_model_to_the_handlers(
     assert {(d["mcpkit.tool"], d["mcpkit.consent.decision"]) for d in decisions} == {
         ("track_parcel", "allow"),
         ("get_stock", "allow"),
+        ("cancel_reservation", "deny"),
     }
+    assert tool_calls["warehouse__cancel_reservation"]["mcpkit.outcome"] == "denied"
+    denied = recorded.span("execute_tool warehouse__cancel_reservation")
+    assert denied.attributes["error.type"] == "denied"
+    assert denied.attributes["mcpkit.consent.decision"] == "deny"
+    assert denied.status.status_code.name == "ERROR"
+    assert not [s for s in mine if s.parent and s.parent.span_id == denied.context.span_id]
     client_calls = metrics["mcp.client.operation.duration"]
     assert {p["mcp.method.name"] for p in client_calls} >= {"tools/call", "tools/list"}
     recorded.close()
