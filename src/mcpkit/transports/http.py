@@ -103,6 +103,8 @@ class StreamableHTTPApp:
         `health`: answer `/healthz` and `/readyz` beside the endpoint (see `http_health`)."""
         self.server = server
         self.health = health
+        #: The server has telemetry: its spans learn the transport (`network.transport`).
+        self.traced = server.telemetry is not None
         self.auth = auth
         self.path = path.rstrip("/") or "/"
         self.policy = HostPolicy(allowed_hosts, allowed_origins)
@@ -129,7 +131,7 @@ class StreamableHTTPApp:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
         if kind == "http":
-            if self.server.telemetry is not None:
+            if self.traced:
                 current_transport.set("tcp")  # this request's task only (network.transport)
             if self.auth is None:
                 await self._http(scope, receive, send)
