@@ -53,9 +53,12 @@ class ServerLink:
         telemetry: Telemetry | None = None,
     ) -> None:
         self.config = config
-        #: The client's telemetry: baggage only where the config allows it.
+        #: The client's telemetry: baggage only where the config allows it (and the host's
+        #: `Telemetry(baggage=False)` keeps it from every server).
         self.telemetry = (
-            replace(telemetry, baggage=config.forwards_baggage) if telemetry is not None else False
+            replace(telemetry, baggage=telemetry.baggage and config.forwards_baggage)
+            if telemetry is not None
+            else False
         )
         self.name = config.name
         self.ui = ui
