@@ -11,11 +11,14 @@ import pytest
 from opentelemetry import baggage
 from opentelemetry import context as otel_context
 
+from host_support import RecordingUI
 from legacy_support import session
 from mcpkit import Context, Server, ToolError
 from mcpkit.client import Client
+from mcpkit.host import ConsentPolicy
 from mcpkit.host.config import parse_config
 from mcpkit.host.hooks import meta_key_problem
+from mcpkit.host.link import ServerLink
 from mcpkit.protocol.tracecontext import (
     trace_meta_problem,
     valid_baggage,
@@ -262,6 +265,15 @@ def test_the_host_forwards_baggage_to_trusted_servers_or_those_configured() -> N
     )
     got = {name: s.forwards_baggage for name, s in cfg.servers.items()}
     assert got == {"mine": True, "theirs": False, "told": True, "not-mine": False}
+    # What each server's client is given; the host's own switch wins over all.
+    for host_baggage in (True, False):
+        telemetry = Telemetry(baggage=host_baggage)
+        links = {
+            name: ServerLink(entry, RecordingUI(), ConsentPolicy(), None, None, telemetry=telemetry)
+            for name, entry in cfg.servers.items()
+        }
+        given = {name: link.telemetry.baggage for name, link in links.items()}  # type: ignore[union-attr]
+        assert given == {name: host_baggage and ok for name, ok in got.items()}
     assert "BASE-53" in str(meta_key_problem("baggage"))  # not through the on_call hook
 
 
