@@ -99,6 +99,8 @@ async def test_one_conversation_is_one_trace_from_the_model_to_the_handlers(
     assert chat.attributes["gen_ai.provider.name"] == "anthropic"
     assert chat.attributes["gen_ai.request.model"] == "fake"
     assert chat.attributes["gen_ai.response.finish_reasons"] == ("tool_use",)
+    assert chat.attributes["gen_ai.usage.input_tokens"] == 1  # what the API reported
+    assert chat.attributes["gen_ai.usage.output_tokens"] == 1
 
     wire = {s.span_id: s for s in receiver.spans if s.trace_id == trace_id}
     for alias, tool, transport, service, inner in [
@@ -164,6 +166,8 @@ async def test_one_conversation_is_one_trace_from_the_model_to_the_handlers(
     metrics = recorded.metrics()
     (model_calls,) = metrics["gen_ai.client.operation.duration"]
     assert model_calls["gen_ai.operation.name"] == "chat" and model_calls["count"] == 2
+    tokens = {p["gen_ai.token.type"]: p["count"] for p in metrics["gen_ai.client.token.usage"]}
+    assert tokens == {"input": 2, "output": 2}
     tool_calls = {p["gen_ai.tool.name"]: p for p in metrics["mcpkit.host.tool_call.duration"]}
     assert tool_calls["warehouse__get_stock"]["mcpkit.outcome"] == "ok"
     decisions = metrics["mcpkit.host.consent.decisions"]

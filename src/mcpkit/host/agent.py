@@ -118,7 +118,7 @@ class Agent:
         system, tools = self._system(), await self.tools()
         with self.telemetry.model_call() as record:
             reply: AssistantMessage = await self.model.complete(system, self.history, tools)
-            record.replied(reply.stop_reason)
+            record.replied(reply.stop_reason, reply.usage)
         self.history.append(reply)
         if reply.text:
             self.ui.assistant(reply.text)

@@ -10,7 +10,8 @@ model's tool call to the server's handler:
                 └── tools/call get_stock      (the server: SERVER span, in its process)
                     └── ...                   (whatever the handler does)
 
-Metrics: `gen_ai.client.operation.duration` (model calls), `mcpkit.host.tool_call.duration`
+Metrics: `gen_ai.client.operation.duration` and `gen_ai.client.token.usage` (model calls),
+`mcpkit.host.tool_call.duration`
 (by tool and outcome: ok, tool-error, error, timeout, denied) and
 `mcpkit.host.consent.decisions` (allow/deny, by who decided). Loaded only when telemetry is on;
 otherwise the agent uses `OFF`, whose spans are no-ops.
@@ -32,9 +33,13 @@ from ..telemetry.semconv import (
     GEN_AI_PROVIDER_NAME,
     GEN_AI_REQUEST_MODEL,
     GEN_AI_RESPONSE_FINISH_REASONS,
+    GEN_AI_TOKEN_TYPE,
+    GEN_AI_TOKEN_USAGE,
     GEN_AI_TOOL_CALL_ID,
     GEN_AI_TOOL_NAME,
     GEN_AI_TOOL_TYPE,
+    GEN_AI_USAGE_INPUT_TOKENS,
+    GEN_AI_USAGE_OUTPUT_TOKENS,
     HOST_CONSENT_DECISIONS,
     HOST_TOOL_CALL_DURATION,
     MCPKIT_CONSENT_BY,
@@ -70,13 +75,15 @@ class CallRecord:
 class ModelRecord:
     """What a model call span learns from the reply."""
 
-    __slots__ = ("finish_reason",)
+    __slots__ = ("finish_reason", "usage")
 
     def __init__(self) -> None:
         self.finish_reason: str | None = None
+        self.usage: tuple[int, int] | None = None
 
-    def replied(self, stop_reason: str | None) -> None:
+    def replied(self, stop_reason: str | None, usage: tuple[int, int] | None = None) -> None:
         self.finish_reason = stop_reason
+        self.usage = usage
 
 
 class _Off:
@@ -124,6 +131,9 @@ class HostTelemetry(_Off):
         self.model_duration = histogram(
             meter, GEN_AI_CLIENT_DURATION, "Duration of the host's model calls"
         )
+        self.tokens = meter.create_histogram(
+            GEN_AI_TOKEN_USAGE, unit="{token}", description="Tokens used by the model calls"
+        )
         self.tool_duration = histogram(
             meter, HOST_TOOL_CALL_DURATION, "Duration of the host's tool calls, consent included"
         )
@@ -168,6 +178,13 @@ class HostTelemetry(_Off):
             finally:
                 if record.finish_reason is not None:
                     span.set_attribute(GEN_AI_RESPONSE_FINISH_REASONS, [record.finish_reason])
+                if record.usage is not None:
+                    used_in, used_out = record.usage
+                    span.set_attributes(
+                        {GEN_AI_USAGE_INPUT_TOKENS: used_in, GEN_AI_USAGE_OUTPUT_TOKENS: used_out}
+                    )
+                    self.tokens.record(used_in, {**attrs, GEN_AI_TOKEN_TYPE: "input"})
+                    self.tokens.record(used_out, {**attrs, GEN_AI_TOKEN_TYPE: "output"})
                 self.model_duration.record(time.perf_counter() - started, attrs)
 
     @contextmanager
