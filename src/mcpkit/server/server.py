@@ -13,6 +13,7 @@ from ..protocol.errors import InternalError, MCPError, MethodNotFound
 from ..protocol.jsonrpc import encode_error, encode_result
 from ..protocol.tasks import TASKS_EXTENSION
 from ..protocol.versions import LEGACY_VERSIONS, META_SERVER_INFO, MODERN_VERSIONS
+from ..telemetry.config import TelemetryError
 from ..telemetry.config import resolve as resolve_telemetry
 from . import admission, methods
 from .admission import Admission, MirroredHeaders, ServerRequest
@@ -499,6 +500,8 @@ class Server:
                 raise ValueError(f"unknown transport {transport!r}: use 'stdio' or 'http'")
         except KeyboardInterrupt:
             raise SystemExit(130) from None
+        except TelemetryError as exc:  # an OTEL_* setting it cannot honour: one line
+            raise SystemExit(f"mcpkit: {exc}") from None
 
     def __repr__(self) -> str:
         return f"Server({self.info.name!r}, version={self.info.version!r})"
