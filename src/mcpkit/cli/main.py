@@ -209,6 +209,7 @@ def _register_commands() -> None:
     from .install import install
     from .lint import lint
     from .pins import app as pins_app
+    from .ui import ui
 
     app.command()(discover)
     app.command("list")(list_)
@@ -221,6 +222,7 @@ def _register_commands() -> None:
     app.add_typer(pins_app, name="pins")
     app.command("audit")(audit)
     app.command()(lint)
+    app.command("ui")(ui)
 
 
 _register_commands()

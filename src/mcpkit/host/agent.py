@@ -8,11 +8,12 @@ tools that are useful right now (`host_tools`); each result is fitted to the out
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 from .audit import AuditLog, start_audit
 from .calls import invoke
 from .catalog import ToolCatalog, ToolSettings
-from .connections import Fleet
+from .connections import Fleet, Target
 from .consent import ConsentPolicy, Decision, PendingCall, Ruling
 from .content import result_blocks
 from .conversation import (
@@ -171,29 +172,51 @@ class Agent:
         target = self.fleet.lookup(call.name)
         if target is None or not self.catalog.callable(call.name):
             return _error(call.id, f"There is no tool named {call.name!r}.")
+        arguments = target.schema.to_server(call.arguments)
+        return await self.perform(target, call.name, call.id, arguments, record=record)
+
+    async def perform(
+        self,
+        target: Target,
+        alias: str,
+        call_id: str,
+        arguments: dict[str, Any],
+        *,
+        caller: str = "model",
+        record: CallRecord | None = None,
+    ) -> ToolResult:
+        """One call to a server's tool under this agent's rules (host-owned fields, consent,
+        `on_call`, deadline, audit, output budget), whoever asked for it: the model, or an
+        MCP App through the web UI (`caller`, as the audit trail names it). `record`: the
+        model's tool call span; a call without one (an app's) gets a span of its own."""
+        if record is None:
+            with self.telemetry.tool_call(alias, call_id) as record:
+                return await self.perform(
+                    target, alias, call_id, arguments, caller=caller, record=record
+                )
         link, tool = target.link, target.tool
         record.target(link.name, tool.name)
-        arguments = target.schema.to_server(call.arguments)
         pending = PendingCall(
-            call.name,
+            alias,
             link.name,
             tool.name,
             arguments,
             tool.annotations if link.config.trusted else {},
             link.config.trusted,
-            call.id,
+            call_id,
         )
-        audit = start_audit(self.audit, self.name, link.name, tool.name, call.id, arguments)
+        who = self.name if caller == "model" else caller
+        audit = start_audit(self.audit, who, link.name, tool.name, call_id, arguments)
         owned = sorted(set(link.config.host_owned) & set(arguments))
         if owned:
             # Identity and similar fields come from configuration and credentials, never the model.
-            self.ui.warn(f"refused {call.name}: the model tried to set host-owned {owned}")
+            self.ui.warn(f"refused {alias}: the {caller} tried to set host-owned {owned}")
             audit.decided("deny", "host-owned")
             self.telemetry.consent(link.name, tool.name, "deny", "host-owned")
             audit.finished("denied")
             record.finished("denied")
             return _error(
-                call.id,
+                call_id,
                 f"The host refused this call: {', '.join(owned)} can only be set by the host.",
             )
         ruling = await self._consent(pending)
@@ -202,7 +225,7 @@ class Agent:
         if ruling.decision is Decision.DENY:
             record.finished("denied")
             result = _error(
-                call.id,
+                call_id,
                 _REFUSED.get(ruling.by, "The host's consent rules do not allow this tool call."),
             )
             audit.finished("denied")
@@ -211,21 +234,23 @@ class Agent:
         extras = CallExtras()
         if self.on_call is not None:
             try:
-                info = CallInfo(link.name, tool.name, call.name, arguments)
+                info = CallInfo(link.name, tool.name, alias, arguments)
                 extras = await run_hook(self.on_call, info, link.config.host_owned)
             except HookRefused as exc:
-                self.ui.warn(f"refused {call.name}: {exc}")
+                self.ui.warn(f"refused {alias}: {exc}")
                 audit.finished("denied")
                 record.finished("denied")
-                return _error(call.id, f"The host refused this call: {exc}")
+                return _error(call_id, f"The host refused this call: {exc}")
         done = await invoke(target, pending, self.ui, extras)
         if done.raw is None:
-            result = _error(call.id, done.error or "The call failed.")
+            result = _error(call_id, done.error or "The call failed.")
         else:
             blocks = result_blocks(done.raw.raw)
             self.resources.note(link.name, blocks)
             fitted = fit(blocks, self.max_tool_tokens, self.results)
-            result = ToolResult(call.id, fitted.model, done.raw.is_error, fitted.user_only)
+            result = ToolResult(
+                call_id, fitted.model, done.raw.is_error, fitted.user_only, done.raw.raw
+            )
         audit.finished(done.kind, (done.error or _first_line(result)) if result.is_error else None)
         record.finished(done.kind)
         self.ui.tool_result(pending, result)

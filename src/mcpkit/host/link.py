@@ -8,8 +8,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable, Iterator
-from dataclasses import replace
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from ..client import Client, ClientError, Tool
@@ -37,6 +37,17 @@ log = logging.getLogger("mcpkit.host")
 PROCESS_CHECK_S = 0.5
 
 
+@dataclass(frozen=True, slots=True)
+class ClientFeatures:
+    """What a UI adds to every server connection: extensions to declare (VER-07, e.g. MCP
+    Apps), URL-mode elicitation, and a trace of the JSON-RPC messages (server, direction,
+    message) for an inspector."""
+
+    extensions: Mapping[str, dict[str, Any]] = field(default_factory=dict)
+    url_elicitation: bool = False
+    trace: Callable[[str, str, dict[str, Any]], None] | None = None
+
+
 class ServerLink:
     """One configured server, its connection and its supervisor."""
 
@@ -50,9 +61,11 @@ class ServerLink:
         *,
         restart: Backoff | None = None,
         on_change: Callable[[ServerLink, StateChange], None] | None = None,
+        features: ClientFeatures | None = None,
         telemetry: Telemetry | None = None,
     ) -> None:
         self.config = config
+        self.features = features or ClientFeatures()
         #: The client's telemetry: baggage only where the config allows it (and the host's
         #: `Telemetry(baggage=False)` keeps it from every server).
         self.telemetry = (
@@ -216,6 +229,9 @@ class ServerLink:
             timeout=self.config.timeout,
             stderr="capture",
             auth=oauth_for(self.config),
+            extensions=self.features.extensions,
+            url_elicitation=self.features.url_elicitation,
+            trace=self._trace if self.features.trace is not None else None,
             log_level=self.log_level,
             on_log=self._log if self.log_level is not None else None,
             telemetry=self.telemetry,
@@ -229,6 +245,10 @@ class ServerLink:
             self._watchers.append(asyncio.create_task(self._listen(client)))
         if isinstance(client.transport, StdioTransport):
             self._watchers.append(asyncio.create_task(self._watch_process(client.transport)))
+
+    def _trace(self, direction: str, message: dict[str, Any]) -> None:
+        assert self.features.trace is not None
+        self.features.trace(self.name, direction, message)
 
     async def _drop(self) -> None:
         watchers, self._watchers = self._watchers, []
