@@ -18,14 +18,12 @@ from __future__ import annotations
 import logging
 import sys
 import time
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 import orjson
 
 from .context import RequestScope, current_request
-
-if TYPE_CHECKING:
-    from ..server.middleware import Call, CallNext
 
 __all__ = ["JsonFormatter", "json_handler", "request_scope"]
 
@@ -71,7 +69,7 @@ def json_handler() -> logging.Handler:
     return handler
 
 
-async def request_scope(call: Call, call_next: CallNext) -> Any:
+async def request_scope(call: Any, call_next: Callable[[Any], Awaitable[Any]]) -> Any:
     """Middleware: the request's id and method in log records (when telemetry, which sets
     them itself, is off)."""
     token = current_request.set(RequestScope(call.request))
