@@ -68,6 +68,7 @@ class ClientTelemetry(RequestInstruments):
         super().__init__(config, "client")  # mcp.client.operation.duration, MRTR rounds
         #: The version of a 2025-11-25 session (its requests carry none in `_meta`).
         self.session_version = session_version
+        self.transport = transport
         self.where = _where(transport)
 
     def wrap(self, send: Send, session_id: Callable[[], str | None] | None = None) -> Send:
@@ -104,6 +105,13 @@ class ClientTelemetry(RequestInstruments):
                 span.end()
 
         return request
+
+    def instrument_session(self, session: Any) -> None:
+        """A 2025-11-25 session over HTTP sends through its own channel: wrap that too (over
+        stdio the channel is the transport, already wrapped)."""
+        channel = session.channel
+        if channel is not self.transport:
+            channel.request = self.wrap(channel.request, lambda: channel.session_id)
 
     def _outcome(self, span: Any, attrs: dict[str, Any], response: Response) -> None:
         error = response.error

@@ -14,7 +14,7 @@ import asyncio
 import logging
 from collections.abc import Callable
 
-__all__ = ["Readiness", "bus_check", "watch"]
+__all__ = ["Readiness", "watch"]
 
 log = logging.getLogger("mcpkit.health")
 
@@ -65,15 +65,6 @@ class Readiness:
     @property
     def ready(self) -> bool:
         return not self.failing()
-
-
-def bus_check(bus: object) -> Callable[[], bool] | None:
-    """A readiness check for an event bus that reports its health (`health().connected`):
-    a Redis bus that is down makes the instance not ready. None for one that does not."""
-    health = getattr(bus, "health", None)
-    if not callable(health):
-        return None
-    return lambda: bool(health().connected)
 
 
 async def watch(readiness: Readiness, interval: float = 5.0) -> None:

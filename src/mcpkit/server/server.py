@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from .._version import __version__
 from ..protocol.content import Annotations, Icon, Implementation, ToolAnnotations
 from ..protocol.errors import InternalError, MCPError, MethodNotFound
+from ..protocol.idempotency import IDEMPOTENCY_EXTENSION
 from ..protocol.jsonrpc import encode_error, encode_result
 from ..protocol.tasks import TASKS_EXTENSION
 from ..protocol.versions import LEGACY_VERSIONS, META_SERVER_INFO, MODERN_VERSIONS
@@ -24,7 +25,7 @@ from .events import EventBus
 from .middleware import Call, CallNext, Middleware, chain
 from .mrtr import MrtrEngine
 from .prompts import Prompt
-from .readiness import Readiness, bus_check
+from .readiness import Readiness
 from .request_state import StateSealer, StateStore
 from .resources import Resource, ResourceTemplate
 from .subscriptions import RESOURCE_UPDATED, Subscription, SubscriptionHub
@@ -38,6 +39,8 @@ if TYPE_CHECKING:
     from ..telemetry.config import Telemetry
     from ..transports.http import StreamableHTTPApp
     from .handles import Handles, HandleStore
+    from .health import Health
+    from .idempotency import IdempotencyStore
     from .legacy.session import LegacySession, Outbox
     from .telemetry import ServerTelemetry
 
@@ -86,6 +89,7 @@ class Server:
         lifespan: Lifespan | None = None,
         mask_errors: bool | None = None,
         handles: HandleStore | None = None,
+        idempotency: IdempotencyStore | None = None,
         telemetry: bool | Telemetry | None = None,
     ) -> None:
         """`telemetry`: OpenTelemetry spans and metrics for every request (`mcpkit[otel]`);
@@ -128,6 +132,14 @@ class Server:
         self.tasks.on_change = self.subscriptions.deliver_task
         self.serves_tasks = False
         self._methods = {**methods.METHODS, **TASK_METHODS}
+        #: Idempotency keys on `tools/call` (the `dev.mcpkit/idempotency` extension); off: None.
+        self.idempotency = idempotency
+        self.idempotency_settings: dict[str, Any] | None = None
+        if idempotency is not None:
+            from .idempotency import guard, settings  # loaded only by servers that use it
+
+            self._methods["tools/call"] = guard(idempotency, methods.tools_call)
+            self.idempotency_settings = settings(idempotency)
         #: State handles for tools (`server.handles.kind("basket", ttl=...)`); in memory unless
         #: given a shared store (`RedisHandleStore`) for several instances.
         self._handle_store = handles
@@ -362,8 +374,11 @@ class Server:
         if self.completer is not None:
             caps["completions"] = {}
         caps["logging"] = {}
-        if self.serves_tasks:
-            caps["extensions"] = {TASKS_EXTENSION: {}}  # TASK-01
+        extensions: dict[str, Any] = {TASKS_EXTENSION: {}} if self.serves_tasks else {}  # TASK-01
+        if self.idempotency_settings is not None:
+            extensions[IDEMPOTENCY_EXTENSION] = self.idempotency_settings
+        if extensions:
+            caps["extensions"] = extensions
         return caps
 
     def admit(
@@ -434,6 +449,15 @@ class Server:
             task_ids = listened_tasks(self, requested.pop("taskIds"), request.meta)
         return self.subscriptions.open(request.id, requested, supported, task_ids)
 
+    def health(self) -> Health:
+        """This instance's state: its event bus (connected since when, events through)."""
+        from .health import Health
+
+        return Health(bus=self.subscriptions.bus.health())
+
+    def _bus_ready(self) -> bool:
+        return self.health().ready
+
     # -- serving ---------------------------------------------------------------------------
     async def startup(self) -> None:
         """Called by transports when serving begins: enters the `lifespan` (once) and connects
@@ -447,9 +471,8 @@ class Server:
             self.lifespan_state = await stack.enter_async_context(self.lifespan(self))
             self._lifespan_stack = stack
         await self.subscriptions.start()
-        bus_ready = bus_check(self.subscriptions.bus)
-        if bus_ready is not None:  # a Redis bus that is down: not ready (/readyz 503)
-            self.readiness.add_check("event bus", bus_ready)
+        if self.subscriptions.bus.health().kind != "local":  # a shared bus (Redis) that is
+            self.readiness.add_check("event bus", self._bus_ready)  # down: /readyz 503
 
     async def shutdown(self) -> None:
         """Called by transports when serving ends: listen streams get their final result, then
