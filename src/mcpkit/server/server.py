@@ -14,6 +14,8 @@ from ..protocol.idempotency import IDEMPOTENCY_EXTENSION
 from ..protocol.jsonrpc import encode_error, encode_result
 from ..protocol.tasks import TASKS_EXTENSION
 from ..protocol.versions import LEGACY_VERSIONS, META_SERVER_INFO, MODERN_VERSIONS
+from ..telemetry.config import TelemetryError
+from ..telemetry.config import resolve as resolve_telemetry
 from . import admission, methods
 from .admission import Admission, MirroredHeaders, ServerRequest
 from .caching import DEFAULT_CACHE, CacheHint
@@ -23,6 +25,7 @@ from .events import EventBus
 from .middleware import Call, CallNext, Middleware, chain
 from .mrtr import MrtrEngine
 from .prompts import Prompt
+from .readiness import Readiness
 from .request_state import StateSealer, StateStore
 from .resources import Resource, ResourceTemplate
 from .subscriptions import RESOURCE_UPDATED, Subscription, SubscriptionHub
@@ -33,11 +36,13 @@ from .tools import TaskStart, TaskSupport, Tool
 from .uri_template import UriTemplate
 
 if TYPE_CHECKING:
+    from ..telemetry.config import Telemetry
     from ..transports.http import StreamableHTTPApp
     from .handles import Handles, HandleStore
     from .health import Health
     from .idempotency import IdempotencyStore
     from .legacy.session import LegacySession, Outbox
+    from .telemetry import ServerTelemetry
 
 F = TypeVar("F", bound=Callable[..., Any])
 log = logging.getLogger("mcpkit.server")
@@ -85,7 +90,10 @@ class Server:
         mask_errors: bool | None = None,
         handles: HandleStore | None = None,
         idempotency: IdempotencyStore | None = None,
+        telemetry: bool | Telemetry | None = None,
     ) -> None:
+        """`telemetry`: OpenTelemetry spans and metrics for every request (`mcpkit[otel]`);
+        None follows `MCPKIT_TELEMETRY` (off when unset). See `mcpkit.telemetry`."""
         self.info = Implementation(name, version, title=title, website_url=website_url, icons=icons)
         self.instructions = instructions
         #: Versions served statelessly (per-request `_meta`).
@@ -149,8 +157,19 @@ class Server:
         self.tool_timeout: float | None = read_setting("tool_timeout")
         self.middleware: list[Middleware] = []
         self._chain: CallNext | None = None
+        #: `/readyz`: the checks this instance must pass to get traffic, and draining.
+        self.readiness = Readiness()
+        #: Spans and metrics (first in the middleware chain); None when telemetry is off.
+        self.telemetry: ServerTelemetry | None = None
+        config = resolve_telemetry(telemetry)
+        if config is not None:
+            from .telemetry import ServerTelemetry
+
+            self.telemetry = ServerTelemetry(self, config)
         for mw in middleware:
             self.add_middleware(mw)
+        if self.telemetry is not None and self._chain is None:
+            self._chain = chain([self.telemetry], self._endpoint)
 
     # -- registration ----------------------------------------------------------------------
     def tool(
@@ -396,7 +415,8 @@ class Server:
     def add_middleware(self, middleware: Middleware) -> None:
         """Append a middleware (innermost so far): `async (call, call_next) -> result`."""
         self.middleware.append(middleware)
-        self._chain = chain(self.middleware, self._endpoint)
+        first = [self.telemetry] if self.telemetry is not None else []
+        self._chain = chain([*first, *self.middleware], self._endpoint)
 
     async def answer(self, request: ServerRequest) -> bytes:
         """The response bytes of one admitted request (message transports: stdio, memory)."""
@@ -435,15 +455,24 @@ class Server:
 
         return Health(bus=self.subscriptions.bus.health())
 
+    def _bus_ready(self) -> bool:
+        return self.health().ready
+
     # -- serving ---------------------------------------------------------------------------
     async def startup(self) -> None:
         """Called by transports when serving begins: enters the `lifespan` (once) and connects
         the event bus."""
+        if self.telemetry is not None and self.telemetry.config.uses_globals:
+            from ..telemetry.setup import ensure_configured
+
+            ensure_configured(self.telemetry.config.service_name or self.info.name)
         if self.lifespan is not None and self._lifespan_stack is None:
             stack = AsyncExitStack()
             self.lifespan_state = await stack.enter_async_context(self.lifespan(self))
             self._lifespan_stack = stack
         await self.subscriptions.start()
+        if self.subscriptions.bus.health().kind != "local":  # a shared bus (Redis) that is
+            self.readiness.add_check("event bus", self._bus_ready)  # down: /readyz 503
 
     async def shutdown(self) -> None:
         """Called by transports when serving ends: listen streams get their final result, then
@@ -482,7 +511,9 @@ class Server:
                 from ..transports.stdio import run_stdio
                 from .settings import Settings
 
-                Settings.from_env().configure_logging()
+                settings = Settings.from_env()
+                settings.configure_logging()
+                settings.scope_requests(self)
                 run_stdio(self, auth=options.get("auth"))
             elif transport in ("http", "streamable-http"):
                 from ..transports.http import serve_http
@@ -492,6 +523,8 @@ class Server:
                 raise ValueError(f"unknown transport {transport!r}: use 'stdio' or 'http'")
         except KeyboardInterrupt:
             raise SystemExit(130) from None
+        except TelemetryError as exc:  # an OTEL_* setting it cannot honour: one line
+            raise SystemExit(f"mcpkit: {exc}") from None
 
     def __repr__(self) -> str:
         return f"Server({self.info.name!r}, version={self.info.version!r})"
