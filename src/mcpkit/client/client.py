@@ -202,9 +202,12 @@ class Client:
         progress: ProgressCallback | None = None,
         use_cache: bool = True,
         log_level: str | None = None,
+        raw: bool = False,
     ) -> JSONObject:
         """Any request; fulfils input the server asks for; returns the final result object.
-        `log_level` overrides the client's for this request."""
+        `log_level` overrides the client's for this request. `raw`: return the server's first
+        answer as it is, `input_required` or `task` included (for a proxy that passes it on;
+        a legacy session's real requests still go to the input handlers)."""
         body: JSONObject = dict(params or {})
         if log_level is not None:
             if log_level not in LOG_LEVEL_RANK:
@@ -225,6 +228,8 @@ class Client:
                 result = await self.legacy.request(
                     method, body, timeout=self.timeout if timeout is ... else timeout
                 )
+            elif raw:
+                result = await self.session.request(method, body, timeout=timeout)
             else:
                 result = await self._modern(method, body, timeout)
         finally:
