@@ -1,0 +1,115 @@
+"""A backend for the proxy and gateway tests: `python proxy_backend.py [--http PORT]` (stdio by
+default), or import `build()` for an in-process one.
+
+Tools: `echo`, `greet` (asks the user's name), `count` (progress), `hold` (waits until
+cancelled, recording that it was), `job` (runs as a task when the client allows; asks a
+question inside the task), `grow` (adds a tool: list_changed), `touch` (a resource update).
+A resource, a template, a prompt and completions.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from typing import Any
+
+from mcpkit import Context, Server
+
+NAME_FORM = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+
+
+def build(name: str = "proxy-backend") -> Server:
+    server = Server(name, version="1.0", instructions=f"{name}: say hello.")
+    server.cancelled = asyncio.Event()  # type: ignore[attr-defined]
+    server.started = asyncio.Event()  # type: ignore[attr-defined]
+
+    @server.tool()
+    async def echo(text: str) -> str:
+        """Echo the text back."""
+        return text
+
+    @server.tool()
+    async def greet(ctx: Context) -> str:
+        """Greet the user by the name they give."""
+        first = await ctx.elicit("What is your name?", NAME_FORM)
+        if not first.accepted:
+            return f"no name ({first.action})"
+        second = await ctx.elicit(
+            "And your city?",
+            {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+        )
+        city = (second.content or {}).get("city", "?") if second.accepted else "?"
+        return f"Hello {first.content['name']} from {city}!"  # type: ignore[index]
+
+    @server.tool()
+    async def count(n: int, ctx: Context) -> str:
+        """Count to n, reporting progress."""
+        for i in range(1, n + 1):
+            await ctx.report_progress(i, n, f"step {i}")
+        return f"counted to {n}"
+
+    @server.tool()
+    async def hold(ctx: Context) -> str:
+        """Wait until cancelled."""
+        server.started.set()  # type: ignore[attr-defined]
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            server.cancelled.set()  # type: ignore[attr-defined]
+            raise
+        return "never"
+
+    @server.tool(task="optional")
+    async def job(ctx: Context) -> str:
+        """A long job: runs as a task, asks to go on half way."""
+        ctx.set_status("half way")
+        answer = await ctx.elicit(
+            "Go on?",
+            {"type": "object", "properties": {"go": {"type": "boolean"}}, "required": ["go"]},
+        )
+        go = answer.accepted and (answer.content or {}).get("go")
+        return f"job done (task {ctx.task_id is not None}, go {go})"
+
+    async def extra() -> str:
+        """A tool that appears later."""
+        return "extra"
+
+    @server.tool()
+    async def grow() -> str:
+        """Add the `extra` tool."""
+        if "extra" not in server.tools:
+            server.tool()(extra)
+        return "grown"
+
+    @server.tool()
+    async def touch() -> str:
+        """Announce that notes://a changed."""
+        server.notify_resource_updated("notes://a")
+        return "touched"
+
+    @server.resource("notes://a", mime_type="text/plain")
+    def note_a() -> str:
+        return "note a"
+
+    @server.resource("notes://items/{item}", mime_type="text/plain")
+    def item(item: str) -> str:
+        return f"item {item}"
+
+    @server.prompt()
+    def review(code: str) -> str:
+        """Review some code."""
+        return f"Please review: {code}"
+
+    @server.completion()
+    def complete(ref: dict[str, Any], argument: dict[str, Any], context: dict[str, Any]) -> Any:
+        return [v for v in ("python", "pytest", "rust") if v.startswith(argument["value"])]
+
+    return server
+
+
+if __name__ == "__main__":
+    backend = build()
+    if "--http" in sys.argv:
+        backend.run("http", port=int(sys.argv[sys.argv.index("--http") + 1]))
+    else:
+        backend.run("stdio")
