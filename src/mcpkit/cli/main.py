@@ -187,6 +187,7 @@ def run(
 def _register_commands() -> None:
     from .audit import audit
     from .client_commands import call, discover, list_, prompt, read
+    from .gateway import gateway
     from .host import host, tools
     from .install import install
     from .lint import lint
@@ -203,6 +204,7 @@ def _register_commands() -> None:
     app.add_typer(pins_app, name="pins")
     app.command("audit")(audit)
     app.command()(lint)
+    app.command()(gateway)
 
 
 _register_commands()

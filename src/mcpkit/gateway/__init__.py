@@ -12,15 +12,21 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from .config import GatewaySettings, StaticTokens, front_auth
     from .front import Front
+    from .gateway import Gateway
     from .proxy import proxy
 
 _EXPORTS = {
     "Front": "front",
+    "Gateway": "gateway",
+    "GatewaySettings": "config",
+    "StaticTokens": "config",
+    "front_auth": "config",
     "proxy": "proxy",
 }
 
-__all__ = ["Front", "proxy"]
+__all__ = ["Front", "Gateway", "GatewaySettings", "StaticTokens", "front_auth", "proxy"]
 
 
 def __getattr__(name: str) -> Any:

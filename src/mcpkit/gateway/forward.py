@@ -33,16 +33,13 @@ from .link import CURRENT_CALL
 
 if TYPE_CHECKING:
     from ..client import Client
+    from .inputs import Bridges
     from .link import UpstreamLink
 
 #: Keys of the gateway's own data in the handler's sealed state.
 _ROUND = "mcpkit.gateway/round"
 _PARKED = "mcpkit.gateway/parked"
 _MCP_META = "io.modelcontextprotocol/"
-
-
-class Unavailable(Exception):
-    """The backend is down or still connecting."""
 
 
 def backend_meta(ctx: Context, extra: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -69,14 +66,12 @@ async def forward(
     deadline: Deadline | None = None,
 ) -> dict[str, Any]:
     """The backend's final result for one front request (input and tasks passed through)."""
-    client = link.client
-    if client is None or not link.up:
-        raise Unavailable(link.name)
+    client, bridges = await link.client_for(ctx.principal)
     body = {**params, "_meta": backend_meta(ctx, meta)}
     token = CURRENT_CALL.set(ctx)
     try:
         if client.legacy is not None:
-            return await _on_session(link, client, method, body, ctx, deadline)
+            return await _on_session(bridges, client, method, body, ctx, deadline)
         return await _stateless(client, method, body, ctx, deadline)
     finally:
         CURRENT_CALL.reset(token)
@@ -162,7 +157,7 @@ async def _answered(ctx: Context, base: dict[str, Any], pending: dict[str, Any])
 
 
 async def _on_session(
-    link: UpstreamLink,
+    bridges: Bridges,
     client: Client,
     method: str,
     body: dict[str, Any],
@@ -174,21 +169,21 @@ async def _on_session(
     state = ctx.state
     parked = state.pop(_PARKED, None)
     if parked is not None:
-        bridge = link.bridges.resume(parked)
+        bridge = bridges.resume(parked)
     else:
-        bridge = link.bridges.start(_send(client, method, body, ctx, deadline))
+        bridge = bridges.start(_send(client, method, body, ctx, deadline))
     try:
         while (question := await bridge.next()) is not None:
             key, request = question
             try:
                 [answer] = await ctx.gather(passthrough(f"b.{key}", request))
             except InputRequired:
-                state[_PARKED] = link.bridges.park(bridge)
+                state[_PARKED] = bridges.park(bridge)
                 raise
             bridge.answer(key, answer)
         return bridge.call.result()
     except BaseException:
-        if bridge.id not in link.bridges.parked:
+        if bridge.id not in bridges.parked:
             bridge.cancel()
         raise
 

@@ -31,8 +31,8 @@ from ..server.caching import CacheHint
 from ..server.context import Context, Emit
 from ..server.results import error_result
 from ..server.server import Lifespan, Server
-from .forward import Unavailable, forward, own_result
-from .link import UpstreamLink, narrowest
+from .forward import forward, own_result
+from .link import Unavailable, UpstreamLink, narrowest
 from .remote import RemotePrompt, RemoteResource, RemoteTemplate, RemoteTool, header_params
 
 log = logging.getLogger("mcpkit.gateway")
@@ -163,14 +163,16 @@ class Front(Server):
                 headers = header_params(d)
                 if headers is None:
                     continue
-                definition = self.tool_definition(link, {**d, "name": name})
+                schema = d.get("inputSchema")
+                properties = schema.get("properties") if isinstance(schema, dict) else None
                 tools[name] = RemoteTool(
                     link,
                     remote,
-                    definition,
+                    self.tool_definition(link, {**d, "name": name}),
                     self._call_tool,
                     headers=headers,
                     scopes=self.scopes_for(link, "tool", remote),
+                    accepts=frozenset(properties) if isinstance(properties, dict) else frozenset(),
                 )
             for d in link.catalog.prompts:
                 remote = str(d["name"])

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections import OrderedDict
 from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -37,6 +38,8 @@ log = logging.getLogger("mcpkit.gateway")
 
 #: The front call being forwarded in this task: the backend's log messages go to its client.
 CURRENT_CALL: ContextVar[Context | None] = ContextVar("mcpkit_gateway_call", default=None)
+#: Sessions of their own that a 2025-11-25 backend keeps open, one per front caller.
+MAX_SESSIONS = 64
 #: At most this many listed resources are watched for `notifications/resources/updated`.
 MAX_WATCHED_RESOURCES = 1000
 
@@ -115,27 +118,47 @@ class UpstreamLink(ServerLink):
         self.capabilities: dict[str, Any] = {}
         self.instructions: str | None = None
         self.bridges = Bridges()
+        self._sessions: OrderedDict[str, tuple[Client, Bridges]] = OrderedDict()
+        self._closing: set[asyncio.Task[None]] = set()
         #: Called with the list method whose catalogue changed, and with updated resource URIs.
         self.on_catalog = on_catalog
         self.on_update = on_update
 
-    def client_options(self) -> dict[str, Any]:
-        """How the gateway talks to this backend: the backend's questions go to the front."""
+    def client_options(self, bridges: Bridges) -> dict[str, Any]:
+        """How the gateway talks to this backend: the backend's questions go to the front
+        call they belong to (through `bridges`), its log messages to the call's client."""
+
+        async def ask(method: str, params: dict[str, Any]) -> Any:
+            return await bridges.current().ask(method, params)
+
+        async def elicitation(request: Elicitation) -> dict[str, Any]:
+            return await ask("elicitation/create", request.raw)  # type: ignore[no-any-return]
+
+        async def sampling(params: dict[str, Any]) -> dict[str, Any]:
+            return await ask("sampling/createMessage", params)  # type: ignore[no-any-return]
+
+        async def roots() -> list[Any]:
+            answer = await ask("roots/list", {})
+            listed = answer.get("roots") if isinstance(answer, dict) else None
+            return listed if isinstance(listed, list) else []
+
         return dict(
-            elicitation=self._ask_elicitation,
-            sampling=self._ask_sampling,
-            roots=self._ask_roots,
+            elicitation=elicitation,
+            sampling=sampling,
+            roots=roots,
             url_elicitation=True,
             era=self.era,
             timeout=self.config.timeout,
             stderr="capture",
             auth=oauth_for(self.config, interactive=False),
-            on_log=self._route_log,
+            on_log=_route_log,
         )
 
+    def _target(self) -> Any:
+        return self.target if self.target is not None else self.config.client_target()
+
     async def _open(self) -> None:
-        target = self.target if self.target is not None else self.config.client_target()
-        client = Client(target, **self.client_options())
+        client = Client(self._target(), **self.client_options(self.bridges))
         self.client = client
         await client.__aenter__()
         info = client.info
@@ -148,9 +171,43 @@ class UpstreamLink(ServerLink):
         if isinstance(client.transport, StdioTransport):
             self._watchers.append(asyncio.create_task(self._watch_process(client.transport)))
 
+    async def client_for(self, principal: str | None) -> tuple[Client, Bridges]:
+        """The connection a call of `principal` goes over. A 2025-11-25 backend binds state
+        to its session, so each front caller gets a session of their own there (opened on
+        first use with the call's credentials, at most `MAX_SESSIONS`, the least recently
+        used closed first); a 2026-07-28 backend keeps no session: one connection for all."""
+        client = self.client
+        if client is None or not self.up:
+            raise Unavailable(self.name)
+        if client.legacy is None or principal is None:
+            return client, self.bridges
+        entry = self._sessions.pop(principal, None)
+        if entry is None:
+            bridges = Bridges()
+            own = Client(self._target(), **{**self.client_options(bridges), "era": "legacy"})
+            try:
+                await own.__aenter__()
+            except (MCPError, ClientError, OSError) as exc:
+                self.report(exc)
+                raise
+            entry = (own, bridges)
+            while len(self._sessions) >= MAX_SESSIONS:
+                _, (old, old_bridges) = self._sessions.popitem(last=False)
+                old_bridges.close()
+                closing = asyncio.create_task(old.close())
+                self._closing.add(closing)
+                closing.add_done_callback(self._closing.discard)
+        self._sessions[principal] = entry  # most recently used last
+        return entry
+
     async def _drop(self) -> None:
         self.bridges.close()
         self.bridges = Bridges()
+        sessions, self._sessions = self._sessions, OrderedDict()
+        for own, bridges in sessions.values():
+            bridges.close()
+            with contextlib.suppress(Exception):
+                await own.close()
         await super()._drop()
         self.catalog = Catalog()
 
@@ -270,26 +327,17 @@ class UpstreamLink(ServerLink):
                 return
             self._catalog_changed(listed)
 
-    # -- the backend's questions and logs -----------------------------------------------
-    async def _ask_elicitation(self, request: Elicitation) -> dict[str, Any]:
-        return await self._ask("elicitation/create", request.raw)  # type: ignore[no-any-return]
 
-    async def _ask_sampling(self, params: dict[str, Any]) -> dict[str, Any]:
-        return await self._ask("sampling/createMessage", params)  # type: ignore[no-any-return]
+async def _route_log(level: str, data: Any, logger: str | None) -> None:
+    """A backend's log message goes to the client of the front call it came with."""
+    ctx = CURRENT_CALL.get()
+    if ctx is not None:
+        with contextlib.suppress(ValueError):
+            await ctx.log(level, data, logger)
 
-    async def _ask_roots(self) -> list[Any]:
-        answer = await self._ask("roots/list", {})
-        roots = answer.get("roots") if isinstance(answer, dict) else None
-        return roots if isinstance(roots, list) else []
 
-    async def _ask(self, method: str, params: dict[str, Any]) -> Any:
-        return await self.bridges.current().ask(method, params)
-
-    async def _route_log(self, level: str, data: Any, logger: str | None) -> None:
-        ctx = CURRENT_CALL.get()
-        if ctx is not None:
-            with contextlib.suppress(ValueError):
-                await ctx.log(level, data, logger)
+class Unavailable(Exception):
+    """The backend is down or still connecting."""
 
 
 def narrowest(hint: CacheHint, result: dict[str, Any]) -> CacheHint:

@@ -37,7 +37,7 @@ class RemoteTool(Tool):
     """A backend's tool under its front name. It may become a task when the front declared the
     tasks extension and the backend answers with one (`task_start="handler"`)."""
 
-    __slots__ = ("link", "remote", "run")
+    __slots__ = ("accepts", "link", "remote", "run")
 
     def __init__(
         self,
@@ -48,11 +48,14 @@ class RemoteTool(Tool):
         *,
         headers: list[HeaderParam],
         scopes: Iterable[str] = (),
+        accepts: frozenset[str] = frozenset(),
     ) -> None:
         # The registry entry only: validation, schema and result shaping are the backend's.
         self.link = link
         self.remote = remote
         self.run = run
+        #: The argument names the backend's schema has (the front's may show fewer).
+        self.accepts = accepts
         self.name = str(definition["name"])
         self.definition = definition
         self.scopes = frozenset(scopes)
