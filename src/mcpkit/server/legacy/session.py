@@ -38,7 +38,7 @@ from ...protocol.versions import LEGACY_LATEST, LEGACY_VERSIONS, PROGRESS_TOKEN
 from .. import methods
 from ..subscriptions import RESOURCE_UPDATED
 from .inputs import LegacyInputs
-from .shaping import legacy_error, legacy_result
+from .shaping import legacy_error, legacy_page, legacy_result
 
 if TYPE_CHECKING:
     from ..server import Server
@@ -300,7 +300,7 @@ class LegacySession:
         key = ("legacy:" + method, cursor, granted)
         cached = self.server.list_cache.get(key)
         if cached is None:
-            page = methods.list_page(self.server, method, cursor, granted)
+            page = legacy_page(method, methods.list_page(self.server, method, cursor, granted))
             cached = self.server.list_cache[key] = Fragment(orjson.dumps(page))
         return cached
 
