@@ -3,8 +3,10 @@ default), or import `build()` for an in-process one.
 
 Tools: `echo`, `greet` (asks the user's name), `count` (progress), `hold` (waits until
 cancelled, recording that it was), `job` (runs as a task when the client allows; asks a
-question inside the task), `grow` (adds a tool: list_changed), `touch` (a resource update).
-A resource, a template, a prompt and completions.
+question inside the task), `grow` (adds a tool: list_changed), `touch` (a resource update),
+`whoami` (echoes a `customer_id` argument), `open_basket` / `basket` (a state handle),
+`session` (the 2025-11-25 session id the call came on). A resource, a template, a prompt and
+completions.
 """
 
 from __future__ import annotations
@@ -86,6 +88,29 @@ def build(name: str = "proxy-backend") -> Server:
         """Announce that notes://a changed."""
         server.notify_resource_updated("notes://a")
         return "touched"
+
+    @server.tool()
+    async def whoami(customer_id: str) -> str:
+        """Say which customer the call is for."""
+        return customer_id
+
+    baskets = server.handles.kind("basket", ttl=600, start_over="call open_basket again")
+
+    @server.tool()
+    async def open_basket() -> dict[str, str]:
+        """Open a basket; returns its id."""
+        return {"basket_id": await baskets.create({"items": []})}
+
+    @server.tool()
+    async def basket(basket_id: str) -> dict[str, Any]:
+        """Show a basket."""
+        return await baskets.resolve(basket_id)  # type: ignore[no-any-return]
+
+    @server.tool()
+    async def session(ctx: Context) -> str:
+        """The legacy session this call came on ("none" on the 2026-07-28 wire)."""
+        own = getattr(ctx.meta, "session", None)
+        return own.id if own is not None else "none"
 
     @server.resource("notes://a", mime_type="text/plain")
     def note_a() -> str:
