@@ -84,7 +84,11 @@ async def amain(n: int, rounds: int) -> None:
     server = build(2)
     bodies = [body(i) for i in range(n)]
     msgs = [jsonrpc.decode(b) for b in bodies]
-    metas = [server.read_meta(m.params) for m in msgs]
+    front_door = hasattr(server, "admit")  # this script also measures commits before it
+    if front_door:
+        requests = [server.admit(b) for b in bodies]
+    else:
+        metas = [server.read_meta(m.params) for m in msgs]
     tool = server.tools["echo"]
     results: dict[str, list[float]] = {}
 
@@ -98,7 +102,8 @@ async def amain(n: int, rounds: int) -> None:
     except Exception:  # noqa: BLE001
         NoWatcherApp = None  # type: ignore[assignment,misc]
 
-    app = StreamableHTTPApp(server)
+    # As serve_http builds it: there the server times request bodies out, not the app.
+    app = StreamableHTTPApp(server, body_timeout=None) if front_door else StreamableHTTPApp(server)
     with_mw = build(2)
 
     async def no_op(call: Any, call_next: Any) -> Any:
@@ -110,11 +115,32 @@ async def amain(n: int, rounds: int) -> None:
         rec("ASGI app, whole request (HTTP path)", await bench_asgi(app, bodies))
         if NoWatcherApp is not None:
             rec("  same without the disconnect-watcher task", await bench_asgi(NoWatcherApp(server), bodies))
-        rec("Server.answer (stdio path, minus framing)", await bench_coro(server.answer, [(m, None) for m in msgs]))
-        rec("  jsonrpc.decode (orjson.loads + parse)", bench_sync(jsonrpc.decode, [(b,) for b in bodies]))
-        rec("  Server.read_meta", bench_sync(server.read_meta, [(m.params,) for m in msgs]))
-        rec("  Server.handle (tools/call)", await bench_coro(server.handle, list(zip(msgs, metas, [None] * n))))
-        rec("  Server.handle (tools/call), one no-op middleware", await bench_coro(with_mw.handle, list(zip(msgs, metas, [None] * n))))
+        if front_door:
+            from mcpkit.server.admission import admit
+
+            async def stdio_path(line: bytes) -> bytes:  # what StdioConnection.receive calls
+                return await server.answer(admit(server, line, None, None, None, None))
+
+            rec("stdio path: line in, response bytes out", await bench_coro(stdio_path, [(b,) for b in bodies]))
+            rec("  Server.admit (decode, era, _meta, version, shape)", bench_sync(server.admit, [(b,) for b in bodies]))
+            rec("    jsonrpc.decode (orjson.loads + parse)", bench_sync(jsonrpc.decode, [(b,) for b in bodies]))
+            from mcpkit.protocol.shapes import shapes_for
+            shape = shapes_for("2026-07-28")
+            rec("    Shapes.check_request (jsonschema-rs)", bench_sync(shape.check_request, [("tools/call", m.params) for m in msgs]))
+            rec("  Server.answer (handle + encode)", await bench_coro(server.answer, [(r,) for r in requests]))
+            rec("  Server.handle (tools/call)", await bench_coro(server.handle, [(r,) for r in requests]))
+            mw_requests = [with_mw.admit(b) for b in bodies]
+            rec("  Server.handle (tools/call), one no-op middleware", await bench_coro(with_mw.handle, [(r,) for r in mw_requests]))
+        else:
+            async def stdio_path(line: bytes) -> bytes:
+                return await server.answer(jsonrpc.decode(line), None)
+
+            rec("stdio path: line in, response bytes out", await bench_coro(stdio_path, [(b,) for b in bodies]))
+            rec("    jsonrpc.decode (orjson.loads + parse)", bench_sync(jsonrpc.decode, [(b,) for b in bodies]))
+            rec("  Server.answer (_meta, version, handle, encode)", await bench_coro(server.answer, [(m, None) for m in msgs]))
+            rec("    Server.read_meta", bench_sync(server.read_meta, [(m.params,) for m in msgs]))
+            rec("  Server.handle (tools/call)", await bench_coro(server.handle, list(zip(msgs, metas, [None] * n))))
+            rec("  Server.handle (tools/call), one no-op middleware", await bench_coro(with_mw.handle, list(zip(msgs, metas, [None] * n))))
         rec("    Tool.call", await bench_coro(tool.call, [(m.params["arguments"], None) for m in msgs]))
         rec("      Signature.validate (pydantic)", bench_sync(tool.signature.validate, [(m.params["arguments"],) for m in msgs]))
         rec("  encode_result (orjson)", bench_sync(jsonrpc.encode_result, [(m.id, {"resultType": "complete", "content": [{"type": "text", "text": "x"}]}) for m in msgs]))

@@ -26,7 +26,6 @@ from mcpkit.auth import (
 )
 from mcpkit.auth.access import current_access
 from mcpkit.auth.challenge import parse_challenges
-from mcpkit.protocol.jsonrpc import Request
 from oauth_server import LocalAuthServer, loopback_socket
 from support import AsgiClient, headers_for, rpc
 
@@ -264,9 +263,8 @@ async def test_environment_auth_for_stdio() -> None:  # BASE-31, AUTH-01
     # What serve_stdio does: the connection's token is in every request's context.
     server = make_server()
     current_access.set(access)
-    raw = await server.answer(
-        Request(1, "tools/call", {"name": "my_orders", "arguments": {}, **rpc("x")["params"]})
-    )
+    message = {**rpc("tools/call"), "params": {"name": "my_orders", **rpc("x")["params"]}}
+    raw = await server.answer(server.admit(orjson.dumps(message)))  # type: ignore[arg-type]
     assert b"orders of carol" in raw
 
 

@@ -100,8 +100,10 @@ async def test_cap_answers_503_and_idle_sessions_make_room() -> None:
     await first.initialize()
     await second.initialize()
     full = await third.call(init_message())
-    assert full.status == 503 and full.headers["retry-after"]
+    assert full.status == 503 and full.headers["retry-after"] == "5"
     assert full.json["error"]["message"].startswith("Too many open sessions")
+    # BASE-17/23: an application code outside the reserved range, not -32000.
+    assert full.json["error"]["code"] == -31001
     assert app.sessions.stats()["rejected"] == 1
     assert (await first.delete()).status == 200
     await third.initialize()  # room again after a DELETE

@@ -240,14 +240,14 @@ def test_state_of_another_principal() -> None:
         {"m": "tools/call", "d": salient_digest("tools/call", params), "p": "alice"}
     )
     assert sealer.open(
-        token, method="tools/call", digest=salient_digest("tools/call", params), principal="alice"
+        token, method="tools/call", digest=salient_digest("tools/call", params), owner="alice"
     )
     with pytest.raises(InvalidParams, match="principal"):
         sealer.open(
             token,
             method="tools/call",
             digest=salient_digest("tools/call", params),
-            principal="mallory",
+            owner="mallory",
         )
 
 

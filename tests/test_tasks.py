@@ -418,7 +418,11 @@ async def test_live_task_cap(gate: Gate) -> None:
     assert server.tasks.get(finished, None) is None
     assert server.tasks.get(running, None) and server.tasks.get(newest, None)
     reply = await http.post(call("job"))
-    assert reply.code == -32603 and "Too many tasks" in reply.json["error"]["message"]
+    # A capacity refusal, not an internal error: an application code outside the reserved
+    # range (BASE-17/19/23), HTTP 503 and Retry-After.
+    assert reply.code == -31002 and "Too many tasks" in reply.json["error"]["message"]
+    assert reply.status == 503 and reply.headers["retry-after"] == "5"
+    assert reply.json["error"]["data"] == {"retryAfter": 5}
     server.tasks.cancel_all()
 
 

@@ -95,6 +95,10 @@ def test_every_recorded_server_message_is_schema_valid() -> None:
     failures = []
     kinds: set[str] = set()
     for method, message in WIRE:
+        if "error" in message and "id" in message and message["id"] is None:
+            # A body refused unread (413, 408) answers `"id": null`, as JSON-RPC 2.0 asks when
+            # the id cannot be determined; MCP's schema only knows an absent id.
+            message = {k: v for k, v in message.items() if k != "id"}
         for definition in definitions_for(method, message):
             kinds.add(definition)
             value = (

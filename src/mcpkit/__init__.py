@@ -35,6 +35,7 @@ if TYPE_CHECKING:
         MethodNotFound,
         MissingRequiredClientCapability,
         ParseError,
+        ServerBusy,
         UnsupportedProtocolVersion,
     )
     from .server import CacheHint, Context, Server, TaskStore, Tool, ToolError
@@ -71,6 +72,7 @@ _EXPORTS = {
     "HeaderMismatch": "mcpkit.protocol.errors",
     "MissingRequiredClientCapability": "mcpkit.protocol.errors",
     "UnsupportedProtocolVersion": "mcpkit.protocol.errors",
+    "ServerBusy": "mcpkit.protocol.errors",
 }
 
 __all__ = [
@@ -95,6 +97,7 @@ __all__ = [
     "PromptMessage",
     "ResourceLink",
     "Server",
+    "ServerBusy",
     "TaskStore",
     "TextContent",
     "TextResourceContents",

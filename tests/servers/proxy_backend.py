@@ -109,7 +109,7 @@ def build(name: str = "proxy-backend") -> Server:
     @server.tool()
     async def session(ctx: Context) -> str:
         """The legacy session this call came on ("none" on the 2026-07-28 wire)."""
-        own = getattr(ctx.meta, "session", None)
+        own = getattr(ctx._inputs, "session", None)  # a session's input channel knows it
         return own.id if own is not None else "none"
 
     @server.tool()

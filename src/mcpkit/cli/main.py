@@ -162,6 +162,18 @@ def run(
             help="Server log level, on stderr [MCPKIT_LOG_LEVEL, else warning].",
         ),
     ] = None,
+    header_timeout: Annotated[
+        float | None, typer.Option(help="HTTP: seconds for a request head [60] (408 after).")
+    ] = None,
+    body_timeout: Annotated[
+        float | None, typer.Option(help="HTTP: seconds between body reads [60] (408 after).")
+    ] = None,
+    max_connections: Annotated[
+        int | None, typer.Option(help="HTTP: open connections [1000] (503 past it).")
+    ] = None,
+    max_body_size: Annotated[
+        int | None, typer.Option(help="HTTP: request body bytes [4 MiB] (413 past it).")
+    ] = None,
     reload: Annotated[
         bool,
         typer.Option("--reload", help="Restart when a file under the server's folder changes."),
@@ -181,6 +193,12 @@ def run(
         log_level=log_level.value if log_level is not None else None,
         reload=reload,
         quiet=quiet,
+        limits={  # the HTTP limits (README "Limits (HTTP)"); unset ones keep their defaults
+            "header_timeout": header_timeout,
+            "body_timeout": body_timeout,
+            "max_connections": max_connections,
+            "max_body_size": max_body_size,
+        },
     )
 
 

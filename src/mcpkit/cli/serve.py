@@ -100,6 +100,7 @@ def serve(
     log_level: str | None,
     reload: bool = False,
     quiet: bool = False,
+    limits: dict[str, Any] | None = None,
 ) -> None:
     """Serve until stopped; Ctrl-C ends it with status 130 (by `Server.run`). What the command
     line leaves out comes from the `MCPKIT_*` settings (`server/settings.py`), then defaults."""
@@ -112,8 +113,11 @@ def serve(
     host = settings.pick("host", host)
     port = settings.pick("port", port)
     log_level = log_level or settings.log_level or "warning"
+    given = {k: v for k, v in (limits or {}).items() if v is not None}
     if reload:
-        _serve_reloading(spec, transport=transport, host=host, port=port, log_level=log_level)
+        _serve_reloading(
+            spec, transport=transport, host=host, port=port, log_level=log_level, limits=given
+        )
         return
     server = load_server(spec)
     if transport == "http":
@@ -122,12 +126,16 @@ def serve(
     if not quiet:
         print(start_line(server, transport, host, port), file=sys.stderr, flush=True)
     options: dict[str, Any] = {"host": host, "port": port}
-    if transport == "http" and _is_mcpkit_server(server):
-        options["log_level"] = log_level  # uvicorn's own messages
+    if transport == "http":
+        options.update(given)
+        if _is_mcpkit_server(server):
+            options["log_level"] = log_level  # uvicorn's own messages
     server.run(transport, **options)
 
 
-def _serve_reloading(spec: str, *, transport: str, host: str, port: int, log_level: str) -> None:
+def _serve_reloading(
+    spec: str, *, transport: str, host: str, port: int, log_level: str, limits: dict[str, Any]
+) -> None:
     """Run `mcpkit run` (without --reload) in a child; restart it when a file changes."""
     import watchfiles
 
@@ -139,6 +147,8 @@ def _serve_reloading(spec: str, *, transport: str, host: str, port: int, log_lev
         check_port(host, port)
     argv = [sys.executable, "-m", "mcpkit", "run", spec, "--transport", transport]
     argv += ["--host", host, "--port", str(port), "--log-level", log_level]
+    for name, value in limits.items():
+        argv += ["--" + name.replace("_", "-"), str(value)]
 
     def restarted(changes: set[tuple[Any, str]]) -> None:
         names = sorted({Path(p).name for _, p in changes})

@@ -23,12 +23,11 @@ from ..host.deadlines import DeadlineExceeded
 from ..host.link import ServerLink
 from ..host.pins import ToolPins
 from ..host.supervision import StateChange
-from ..protocol.errors import InternalError, InvalidParams, MCPError, ResourceNotFound
-from ..protocol.jsonrpc import Request
-from ..protocol.meta import RequestMeta
+from ..protocol.errors import InternalError, MCPError, ResourceNotFound
 from ..server import methods
+from ..server.admission import ServerRequest
 from ..server.caching import CacheHint
-from ..server.context import Context, Emit
+from ..server.context import Context
 from ..server.results import error_result
 from ..server.server import Lifespan, Server
 from .forward import forward, own_result
@@ -354,12 +353,10 @@ async def _forwarded(
     return own_result(result)
 
 
-async def _read(server: Server, request: Request, meta: RequestMeta, emit: Emit | None) -> Any:
+async def _read(server: Server, request: ServerRequest) -> Any:
     """`resources/read` of a front: routed by URI, hints kept as the backend gave them."""
     assert isinstance(server, Front)
-    uri = (request.params or {}).get("uri")
-    if type(uri) is not str:
-        raise InvalidParams('Invalid params: "uri" must be a string')
+    uri = request.params["uri"]  # a string (admitted)
     routed = server.route_uri(uri)
     if routed is None:
         raise ResourceNotFound(uri)
@@ -386,4 +383,4 @@ async def _read(server: Server, request: Request, meta: RequestMeta, emit: Emit 
                 ]
         return server.shape_result(link, result, ctx)
 
-    return await methods.with_inputs(server, request, meta, emit, True, run)
+    return await methods.with_inputs(server, request, True, run)

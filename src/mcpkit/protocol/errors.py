@@ -11,11 +11,19 @@
     ├── MissingRequiredClientCapability -32021  request needs a capability it did not declare
     ├── UnsupportedProtocolVersion   -32022  version not served (data.supported, data.requested)
     ├── SessionNotFound              -32600  2025-11-25 HTTP: unknown/ended Mcp-Session-Id (HTTP 404)
-    └── SessionLimitReached          -32000  2025-11-25 HTTP: too many live sessions (HTTP 503)
+    └── ServerBusy                   -31000  no room right now: retry after `retry_after` s (HTTP 503)
+        ├── SessionLimitReached      -31001  2025-11-25: too many live sessions
+        ├── TaskLimitReached         -31002  tasks extension: too many running tasks
+        └── TooManyInFlight          -31003  2025-11-25: too many requests in flight on a session
 
 Each class carries `http_status`, the status the Streamable HTTP transport answers with
 (CHECKLIST appendix C/D). A caller raising `MCPError(code, ...)` with any other code gets a
 plain error with HTTP 200.
+
+Capacity refusals (`ServerBusy`) mean "busy, retry later", never "broken": their codes are
+application codes outside the JSON-RPC reserved range -32768..-32000 (BASE-17, BASE-19,
+BASE-23), `data.retryAfter` says when to try again (seconds), and on HTTP they are answered
+503 with a `Retry-After` header.
 """
 
 from __future__ import annotations
@@ -32,6 +40,11 @@ MISSING_REQUIRED_CLIENT_CAPABILITY = -32021
 UNSUPPORTED_PROTOCOL_VERSION = -32022
 # 2025-11-25 only (BASE-20: never emitted on the 2026-07-28 wire).
 LEGACY_RESOURCE_NOT_FOUND = -32002
+# Application codes (BASE-23: outside -32768..-32000): capacity refusals, retry later.
+SERVER_BUSY = -31000
+SESSION_LIMIT_REACHED = -31001
+TASK_LIMIT_REACHED = -31002
+TOO_MANY_IN_FLIGHT = -31003
 
 
 class MCPError(Exception):
@@ -148,12 +161,41 @@ class SessionNotFound(InvalidRequest):
     default_message = "Session not found: it ended or never existed; send initialize again"
 
 
-class SessionLimitReached(MCPError):
-    """2025-11-25 Streamable HTTP: no room for another live session right now (HTTP 503)."""
+class ServerBusy(MCPError):
+    """No room for this right now; the same request may succeed after `retry_after` seconds.
+    A capacity refusal, not a failure: HTTP 503 with `Retry-After`, `data.retryAfter`."""
 
-    code = -32000  # implementation-defined range of the 2025-11-25 wire
+    code = SERVER_BUSY
     http_status = 503
+    default_message = "The server is busy; try again later"
+
+    def __init__(
+        self, message: str | None = None, data: Any = None, *, retry_after: int = 5
+    ) -> None:
+        self.retry_after = retry_after
+        merged = {"retryAfter": retry_after, **(data if isinstance(data, dict) else {})}
+        super().__init__(message, merged)
+
+
+class SessionLimitReached(ServerBusy):
+    """2025-11-25: no room for another live session right now."""
+
+    code = SESSION_LIMIT_REACHED
     default_message = "Too many open sessions; try again later"
+
+
+class TaskLimitReached(ServerBusy):
+    """Tasks extension: no room for another running task right now."""
+
+    code = TASK_LIMIT_REACHED
+    default_message = "Too many tasks in progress on this server; try again later"
+
+
+class TooManyInFlight(ServerBusy):
+    """2025-11-25: a session has as many requests in flight as it may have."""
+
+    code = TOO_MANY_IN_FLIGHT
+    default_message = "Too many requests in flight on this session; try again later"
 
 
 _BY_CODE: dict[int, type[MCPError]] = {
@@ -165,6 +207,10 @@ _BY_CODE: dict[int, type[MCPError]] = {
         InvalidParams,
         InternalError,
         HeaderMismatch,
+        ServerBusy,
+        SessionLimitReached,
+        TaskLimitReached,
+        TooManyInFlight,
     )
 }
 
@@ -195,6 +241,11 @@ def error_from_wire(error: Any) -> MCPError:
         exc.data = data
         return exc
     cls = _BY_CODE.get(code)
+    if cls is not None and issubclass(cls, ServerBusy):
+        after = data.get("retryAfter") if isinstance(data, dict) else None
+        busy = cls(message or None, data, retry_after=after if type(after) is int else 5)
+        busy.data = data
+        return busy
     if cls is not None:
         return cls(message or None, data)
     return MCPError(message, data, code=code)

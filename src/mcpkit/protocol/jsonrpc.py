@@ -124,6 +124,15 @@ def request_id_of(exc: BaseException) -> RequestId | None:
     return rid if valid_id(rid) else None
 
 
+def id_in(data: bytes | bytearray | memoryview | str) -> RequestId | None:
+    """The id of a request body, when one can be read (for errors raised before decoding)."""
+    try:
+        msg = decode(data)
+    except MCPError as exc:
+        return request_id_of(exc)
+    return msg.id if type(msg) is Request else None
+
+
 def encode_result(request_id: RequestId, result: Any) -> bytes:
     return _dumps({"jsonrpc": "2.0", "id": request_id, "result": result})
 
@@ -132,6 +141,12 @@ def encode_error(request_id: RequestId | None, error: MCPError) -> bytes:
     if request_id is None:
         return _dumps({"jsonrpc": "2.0", "error": error.to_wire()})
     return _dumps({"jsonrpc": "2.0", "id": request_id, "error": error.to_wire()})
+
+
+def encode_unread_error(error: MCPError) -> bytes:
+    """An error for a message that was never read (too large, too slow): `"id": null`, as
+    JSON-RPC 2.0 asks when the id could not be determined."""
+    return _dumps({"jsonrpc": "2.0", "id": None, "error": error.to_wire()})
 
 
 def encode_notification(method: str, params: JSONObject | None = None) -> bytes:

@@ -84,7 +84,7 @@ def read_request_meta(params: dict[str, Any] | None) -> RequestMeta:
     if info is not None and type(info) is not dict:
         raise _bad_meta(f'Invalid params: "{META_CLIENT_INFO}" must be an object')
     level = meta.get(META_LOG_LEVEL)
-    if level is not None and level not in LOG_LEVEL_RANK:
+    if level is not None and (type(level) is not str or level not in LOG_LEVEL_RANK):
         raise _bad_meta(
             f'Invalid params: "{META_LOG_LEVEL}" must be one of {", ".join(LOG_LEVELS)}'
         )
@@ -92,6 +92,20 @@ def read_request_meta(params: dict[str, Any] | None) -> RequestMeta:
     if token is not None and type(token) not in (str, int):
         raise _bad_meta('Invalid params: "progressToken" must be a string or an integer')
     return RequestMeta(version, caps, info, level, token, meta)
+
+
+def valid_request_meta(meta: dict[str, Any]) -> RequestMeta:
+    """The `RequestMeta` of a `_meta` its revision's schema already accepted (no checks but
+    the one the schema cannot make: a progress token is a string or a true integer)."""
+    token = meta.get(PROGRESS_TOKEN)
+    return RequestMeta(
+        meta[META_PROTOCOL_VERSION],
+        meta[META_CLIENT_CAPABILITIES],
+        meta.get(META_CLIENT_INFO),
+        meta.get(META_LOG_LEVEL),
+        token if type(token) is str or type(token) is int else None,
+        meta,
+    )
 
 
 def check_version(

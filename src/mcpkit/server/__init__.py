@@ -8,6 +8,7 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
+from .admission import Era, Refused, ServerRequest
 from .caching import CacheHint
 from .context import Context
 from .middleware import Call, CallNext, Middleware
@@ -37,6 +38,7 @@ __all__ = [
     "Call",
     "CallNext",
     "Context",
+    "Era",
     "HandleError",
     "HandleKind",
     "Handles",
@@ -44,8 +46,10 @@ __all__ = [
     "Middleware",
     "RateLimit",
     "RateLimited",
+    "Refused",
     "ResponseSizeLimit",
     "Server",
+    "ServerRequest",
     "Settings",
     "TaskStore",
     "TimingLog",

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from pydantic import BaseModel
 
     from ..auth.access import AccessToken
+    from .admission import ServerRequest
     from .server import Server
     from .tasks.run import Launcher
     from .tasks.store import TaskRecord
@@ -49,6 +50,7 @@ class Context:
         "_inputs",
         "_last_progress",
         "_launcher",
+        "_outbox",
         "_state",
         "_task",
         "auth",
@@ -62,23 +64,21 @@ class Context:
     def __init__(
         self,
         server: Server,
-        request_id: str | int,
-        method: str,
-        meta: RequestMeta,
-        emit: Emit | None,
+        request: ServerRequest,
         inputs: InputChannel | None = None,
         principal: str | None = None,
         auth: AccessToken | None = None,
     ) -> None:
         self.server = server
-        self.request_id = request_id
-        self.method = method
-        self.meta = meta
+        self.request_id = request.id
+        self.method = request.method
+        self.meta: RequestMeta = request.meta
         #: The caller, from the verified token (never from arguments); None unauthenticated.
         self.principal = principal
         #: The verified access token: `auth.scopes`, `auth.claims`, `auth.client_id`.
         self.auth = auth
-        self._emit = emit
+        self._emit = request.emit
+        self._outbox = request.outbox
         self._inputs = inputs
         self._last_progress: float | None = None
         self._counters: dict[str, int] = {}
@@ -159,9 +159,8 @@ class Context:
         reconnects with `Last-Event-ID` and receives the rest. The handler keeps running.
         A no-op on stdio and on the 2026-07-28 wire (closing a stream there cancels the request).
         """
-        outbox = getattr(self.meta, "outbox", None)
-        if outbox is not None:
-            outbox.release()
+        if self._outbox is not None:
+            self._outbox.release()
 
     async def debug(self, data: Any, logger: str | None = None) -> None:
         await self.log("debug", data, logger)
@@ -202,9 +201,8 @@ class Context:
     def state(self) -> dict[str, Any]:
         """Handler data that survives re-execution across input rounds (sealed, not stored)."""
         if self._state is None:
-            self._state = getattr(self._inputs, "state", None)
-            if self._state is None:
-                self._state = {}
+            carried = self._inputs.state if self._inputs is not None else None
+            self._state = carried if carried is not None else {}
         return self._state
 
     def _key(self, kind: str, key: str | None) -> str:

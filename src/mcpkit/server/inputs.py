@@ -88,6 +88,13 @@ class InputCall:
 
 
 class InputChannel(Protocol):
+    """Where a handler's questions go: MRTR answers, a session's client, a task's updates."""
+
+    @property
+    def state(self) -> dict[str, Any] | None:
+        """Handler data carried across input rounds (`ctx.state`); None when nothing is."""
+        ...
+
     async def resolve(self, calls: list[InputCall]) -> list[Any]: ...
 
 

@@ -1,4 +1,7 @@
-"""The modern request methods, one function each: `(server, request, meta, emit) -> result`."""
+"""The request methods, one function each: `(server, request) -> result`.
+
+Era-neutral (B.1.7): a request admitted on a 2025-11-25 session runs the same code, and its
+`era`, `channel` and `outbox` say what differs (input by real requests, no tasks)."""
 
 from __future__ import annotations
 
@@ -10,19 +13,20 @@ import orjson
 
 from ..auth.access import current_access, require_scopes
 from ..protocol.errors import InvalidParams, MethodNotFound, ResourceNotFound
-from ..protocol.jsonrpc import Fragment, Request
-from ..protocol.meta import RequestMeta
+from ..protocol.jsonrpc import Fragment
 from ..protocol.tasks import declares_tasks
+from .admission import MODERN, ServerRequest
 from .caching import decode_cursor, encode_cursor
-from .context import Context, Emit
-from .inputs import InputChannel, InputRequired, ModernInputs
+from .context import Context
+from .inputs import InputRequired, ModernInputs
+from .ownership import current_owner
 from .resources import ResourceTemplate
 from .tasks.run import require_tasks, task_runner
 
 if TYPE_CHECKING:
     from .server import Server
 
-Handler = Callable[["Server", Request, RequestMeta, "Emit | None"], Awaitable[Any]]
+Handler = Callable[["Server", ServerRequest], Awaitable[Any]]
 
 
 def _finish(server: Server, method: str, result: dict[str, Any]) -> dict[str, Any]:
@@ -36,11 +40,7 @@ def _finish(server: Server, method: str, result: dict[str, Any]) -> dict[str, An
     return result
 
 
-def _params(request: Request) -> dict[str, Any]:
-    return request.params or {}
-
-
-async def discover(server: Server, request: Request, meta: RequestMeta, emit: Emit | None) -> Any:
+async def discover(server: Server, request: ServerRequest) -> Any:
     key = ("server/discover", None)
     cached = server.list_cache.get(key)
     if cached is None:
@@ -112,12 +112,8 @@ def _lister(method: str) -> Handler:
     A list whose items need scopes is per caller: answered `cacheScope: "private"` and cached
     per granted scope set."""
 
-    async def handler(
-        server: Server, request: Request, meta: RequestMeta, emit: Emit | None
-    ) -> Any:
-        cursor = _params(request).get("cursor")
-        if cursor is not None and type(cursor) is not str:
-            raise InvalidParams('Invalid params: "cursor" must be a string')
+    async def handler(server: Server, request: ServerRequest) -> Any:
+        cursor = request.params.get("cursor")  # a string or absent (shape admitted)
         granted = list_granted(server, method)
         cache_key = (method, cursor, granted)
         cached = server.list_cache.get(cache_key)
@@ -136,43 +132,41 @@ def _lister(method: str) -> Handler:
 
 async def _with_inputs(
     server: Server,
-    request: Request,
-    meta: RequestMeta,
-    emit: Emit | None,
+    request: ServerRequest,
     needs_context: bool,
     run: Callable[[Context | None], Awaitable[dict[str, Any]]],
 ) -> dict[str, Any]:
-    """Run a handler that may ask the client for input (MRTR-03); answer `input_required`."""
-    params = _params(request)
+    """Run a handler that may ask the client for input; on the modern wire, a missing answer
+    is `input_required` (MRTR-03)."""
     access = current_access.get()
-    principal = access.principal if access is not None else None  # MRTR-10: bound in state
-    # A legacy session's meta carries its own channel (real server→client requests, B.1.7);
-    # legacy clients never see MRTR, so requestState/inputResponses mean nothing there.
-    inputs: InputChannel | None = getattr(meta, "channel", None)
-    if inputs is None and ("requestState" in params or "inputResponses" in params):
-        inputs = await server.mrtr.begin(request.method, params, meta, principal)
+    principal = access.principal if access is not None else None
+    if request.era is not MODERN:
+        # A session asks its client with real requests (`channel`, B.1.7); the handler runs
+        # once, and requestState/inputResponses mean nothing there.
+        ctx = Context(server, request, request.channel, principal, access)
+        return _finish(server, request.method, await run(ctx if needs_context else None))
+    params = request.params
+    owner = current_owner()  # MRTR-10: the state is bound to its caller
+    inputs: ModernInputs | None = None
+    if "requestState" in params or "inputResponses" in params:
+        inputs = await server.mrtr.begin(request.method, params, request.meta, owner)
     if not needs_context:
         return _finish(server, request.method, await run(None))
     if inputs is None:
-        inputs = ModernInputs(meta, {}, {})
-    ctx = Context(server, request.id, request.method, meta, emit, inputs, principal, access)
+        inputs = ModernInputs(request.meta, {}, {})
+    ctx = Context(server, request, inputs, principal, access)
     try:
         result = await run(ctx)
     except InputRequired as signal:
-        assert isinstance(inputs, ModernInputs)
         return _finish(
-            server,
-            "",
-            server.mrtr.input_required(signal, inputs, request.method, params, principal),
+            server, "", server.mrtr.input_required(signal, inputs, request.method, params, owner)
         )
     return _finish(server, request.method, result)
 
 
-async def tools_call(server: Server, request: Request, meta: RequestMeta, emit: Emit | None) -> Any:
-    params = _params(request)
-    name = params.get("name")
-    if type(name) is not str:
-        raise InvalidParams('Invalid params: "name" (the tool name) must be a string')
+async def tools_call(server: Server, request: ServerRequest) -> Any:
+    params = request.params  # "name" a string, "arguments" an object or absent (admitted)
+    name = params["name"]
     tool = server.tools.get(name)
     if tool is None:
         raise InvalidParams(f"Unknown tool: {name}", {"name": name})  # TOOL-21
@@ -181,14 +175,11 @@ async def tools_call(server: Server, request: Request, meta: RequestMeta, emit: 
     arguments = params.get("arguments")
     if arguments is None:
         arguments = {}
-    elif type(arguments) is not dict:
-        raise InvalidParams('Invalid params: "arguments" must be an object')
-    if tool.task is not None and not hasattr(type(meta), "channel"):
-        # The tasks extension, on the modern wire only: a legacy session's meta (whose class
-        # has a `channel`, not built here) runs the tool in place.
-        if declares_tasks(meta.client_capabilities):
+    if tool.task is not None and request.era is MODERN:
+        # The tasks extension is the modern wire's; a session runs the tool in place.
+        if declares_tasks(request.meta.client_capabilities):
             run = task_runner(server.tasks, tool, arguments)
-            return await _with_inputs(server, request, meta, emit, True, run)
+            return await _with_inputs(server, request, True, run)
         if tool.task == "required":
             require_tasks(tool)
     if (
@@ -198,21 +189,12 @@ async def tools_call(server: Server, request: Request, meta: RequestMeta, emit: 
     ):
         return _finish(server, "tools/call", await tool.call(arguments, None))  # the hot path
     return await _with_inputs(
-        server,
-        request,
-        meta,
-        emit,
-        tool.context_param is not None,
-        lambda ctx: tool.call(arguments, ctx),
+        server, request, tool.context_param is not None, lambda ctx: tool.call(arguments, ctx)
     )
 
 
-async def resources_read(
-    server: Server, request: Request, meta: RequestMeta, emit: Emit | None
-) -> Any:
-    uri = _params(request).get("uri")
-    if type(uri) is not str:
-        raise InvalidParams('Invalid params: "uri" must be a string')
+async def resources_read(server: Server, request: ServerRequest) -> Any:
+    uri = request.params["uri"]  # a string (admitted)
     resource = server.resources.get(uri)
     template: ResourceTemplate | None = None
     variables: dict[str, str] = {}
@@ -240,16 +222,12 @@ async def resources_read(
     assert owner is not None
     if owner.scopes:
         require_scopes(owner.scopes)
-    return await _with_inputs(server, request, meta, emit, owner.context_param is not None, run)
+    return await _with_inputs(server, request, owner.context_param is not None, run)
 
 
-async def prompts_get(
-    server: Server, request: Request, meta: RequestMeta, emit: Emit | None
-) -> Any:
-    params = _params(request)
-    name = params.get("name")
-    if type(name) is not str:
-        raise InvalidParams('Invalid params: "name" (the prompt name) must be a string')
+async def prompts_get(server: Server, request: ServerRequest) -> Any:
+    params = request.params  # "name" a string, "arguments" an object of strings (admitted)
+    name = params["name"]
     prompt = server.prompts.get(name)
     if prompt is None:
         raise InvalidParams(f"Unknown prompt: {name}", {"name": name})  # PRM-08
@@ -258,23 +236,19 @@ async def prompts_get(
     arguments = params.get("arguments")
     if arguments is None:
         arguments = {}
-    elif type(arguments) is not dict:
-        raise InvalidParams('Invalid params: "arguments" must be an object of strings')
     return await _with_inputs(
         server,
         request,
-        meta,
-        emit,
         prompt.context_param is not None,
         lambda ctx: prompt.get(arguments, ctx),
     )
 
 
-async def complete(server: Server, request: Request, meta: RequestMeta, emit: Emit | None) -> Any:
+async def complete(server: Server, request: ServerRequest) -> Any:
     completer = server.completer
     if completer is None:
         raise MethodNotFound("Method not found: completion/complete (no completions)")  # CMP-04
-    params = _params(request)
+    params = request.params
     ref, argument = params.get("ref"), params.get("argument")
     if not isinstance(ref, dict) or not isinstance(argument, dict):
         raise InvalidParams('Invalid params: "ref" and "argument" objects are required')

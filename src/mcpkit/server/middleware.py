@@ -28,6 +28,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..auth.access import current_access
+from .admission import ServerRequest
 
 if TYPE_CHECKING:
     from ..auth.access import AccessToken
@@ -42,19 +43,33 @@ __all__ = ["Call", "CallNext", "Middleware", "chain"]
 class Call:
     """One request on its way through the middleware chain."""
 
-    __slots__ = ("_state", "emit", "meta", "request", "server")
+    __slots__ = ("_admitted", "_state", "request", "server")
 
-    def __init__(
-        self, server: Server, request: Request, meta: RequestMeta, emit: Emit | None
-    ) -> None:
+    def __init__(self, server: Server, request: ServerRequest) -> None:
         self.server = server
-        #: The JSON-RPC request (`id`, `method`, `params`). Replace it to change what the
-        #: handler sees (e.g. `Request(call.request.id, call.method, new_params)`).
-        self.request = request
-        #: The request's checked `_meta`: protocol version, client info and capabilities.
-        self.meta = meta
-        self.emit = emit
+        #: The admitted request (`id`, `method`, `params`, `meta`, `era`). Replace it to change
+        #: what the handler sees: `call.request = call.request.with_params(new_params)` (a plain
+        #: `Request(call.request.id, call.method, new_params)` works too).
+        self.request: ServerRequest | Request = request
+        self._admitted = request
         self._state: dict[str, Any] | None = None
+
+    @property
+    def meta(self) -> RequestMeta:
+        """The request's checked `_meta`: protocol version, client info and capabilities."""
+        return self._admitted.meta
+
+    @property
+    def emit(self) -> Emit | None:
+        return self._admitted.emit
+
+    def admitted(self) -> ServerRequest:
+        """What the handler gets: `request`, made a `ServerRequest` again if a middleware put
+        a plain JSON-RPC `Request` there."""
+        request = self.request
+        if isinstance(request, ServerRequest):
+            return request
+        return self._admitted.with_message(request.id, request.method, request.params or {})
 
     @property
     def state(self) -> dict[str, Any]:

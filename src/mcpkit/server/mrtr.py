@@ -7,6 +7,7 @@ from typing import Any
 from ..protocol.errors import InvalidParams
 from ..protocol.meta import RequestMeta
 from .inputs import InputRequired, ModernInputs
+from .ownership import Owner
 from .request_state import StateSealer, StateStore, salient_digest
 
 #: MRTR-03/04: the only methods that may answer `input_required`.
@@ -19,7 +20,7 @@ class MrtrEngine:
         self.store = store
 
     async def begin(
-        self, method: str, params: dict[str, Any], meta: RequestMeta, principal: str | None
+        self, method: str, params: dict[str, Any], meta: RequestMeta, owner: Owner
     ) -> ModernInputs:
         """The answers this request carries. Tampered or foreign state → -32602 (MRTR-09)."""
         answers: dict[str, Any] = {}
@@ -33,7 +34,7 @@ class MrtrEngine:
             answers = dict(params.get("inputResponses") or {})
         else:
             payload = self.sealer.open(
-                token, method=method, digest=salient_digest(method, params), principal=principal
+                token, method=method, digest=salient_digest(method, params), owner=owner
             )
             if self.store is not None and not await self.store.consume(
                 payload["j"], self.sealer.ttl_seconds
@@ -53,7 +54,7 @@ class MrtrEngine:
         inputs: ModernInputs,
         method: str,
         params: dict[str, Any],
-        principal: str | None,
+        owner: Owner,
     ) -> dict[str, Any]:
         """MRTR-05/06/12: the questions, and a sealed state carrying everything answered so far."""
         state = self.sealer.seal(
@@ -61,7 +62,7 @@ class MrtrEngine:
                 "v": 1,
                 "m": method,
                 "d": salient_digest(method, params),
-                "p": principal,
+                "p": owner,
                 "a": inputs.answers,
                 "s": inputs.state,
                 "k": list(signal.requests),

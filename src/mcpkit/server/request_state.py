@@ -19,6 +19,7 @@ from typing import Any, Protocol
 import orjson
 
 from ..protocol.errors import InvalidParams
+from .ownership import Owner, same_owner
 
 _PREFIX = "mk1."
 _AAD = b"mcpkit/requestState/v1"
@@ -103,9 +104,7 @@ class StateSealer:
         blob = kid + nonce + aead.encrypt(nonce, orjson.dumps(body), _AAD)
         return _PREFIX + base64.urlsafe_b64encode(blob).decode().rstrip("=")
 
-    def open(
-        self, token: Any, *, method: str, digest: str, principal: str | None
-    ) -> dict[str, Any]:
+    def open(self, token: Any, *, method: str, digest: str, owner: Owner) -> dict[str, Any]:
         """The payload, or -32602 for anything tampered, expired, foreign or for another request."""
         if not isinstance(token, str) or not token.startswith(_PREFIX):
             raise _bad("requestState is not one this server issued")
@@ -130,7 +129,7 @@ class StateSealer:
             raise _bad("requestState has expired; start the request again")
         if payload.get("m") != method or payload.get("d") != digest:
             raise _bad("requestState belongs to a different request")
-        if payload.get("p") != principal:
+        if not same_owner(payload.get("p"), owner):
             raise _bad("requestState belongs to a different principal")
         return payload
 

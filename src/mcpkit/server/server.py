@@ -9,17 +9,12 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from .._version import __version__
 from ..protocol.content import Annotations, Icon, Implementation, ToolAnnotations
-from ..protocol.errors import InternalError, MCPError, MethodNotFound, UnsupportedProtocolVersion
-from ..protocol.jsonrpc import Request, encode_error, encode_result
-from ..protocol.meta import RequestMeta, check_version, read_request_meta
+from ..protocol.errors import InternalError, MCPError, MethodNotFound
+from ..protocol.jsonrpc import encode_error, encode_result
 from ..protocol.tasks import TASKS_EXTENSION
-from ..protocol.versions import (
-    LEGACY_VERSIONS,
-    META_PROTOCOL_VERSION,
-    META_SERVER_INFO,
-    MODERN_VERSIONS,
-)
-from . import methods
+from ..protocol.versions import LEGACY_VERSIONS, META_SERVER_INFO, MODERN_VERSIONS
+from . import admission, methods
+from .admission import Admission, MirroredHeaders, ServerRequest
 from .caching import DEFAULT_CACHE, CacheHint
 from .context import Emit
 from .env import read_setting
@@ -39,6 +34,7 @@ from .uri_template import UriTemplate
 if TYPE_CHECKING:
     from ..transports.http import StreamableHTTPApp
     from .handles import Handles, HandleStore
+    from .legacy.session import LegacySession, Outbox
     from .mount import Mount
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -382,64 +378,55 @@ class Server:
             caps["extensions"] = {TASKS_EXTENSION: {}}  # TASK-01
         return caps
 
-    def read_meta(self, params: dict[str, Any] | None) -> RequestMeta:
-        """Required `_meta` (-32602) and a served version (-32022) for one request."""
-        meta = read_request_meta(params)
-        check_version(meta.protocol_version, self.supported_versions, self.advertised_versions)
-        return meta
+    def admit(
+        self,
+        data: bytes | bytearray | memoryview | str,
+        http: MirroredHeaders | None = None,
+        *,
+        session: LegacySession | None = None,
+        emit: Emit | None = None,
+        outbox: Outbox | None = None,
+    ) -> Admission:
+        """The front door every transport calls first (see `mcpkit.server.admission`): one
+        received message in, what to do with it out (or `Refused`). No I/O."""
+        return admission.admit(self, data, http, session, emit, outbox)
 
-    read_meta_only = staticmethod(read_request_meta)
-
-    def check_version(self, version: str) -> None:
-        check_version(version, self.supported_versions, self.advertised_versions)
-
-    async def answer(self, message: Request, emit: Emit | None = None) -> bytes:
-        """A whole modern request on a message transport (stdio, memory): the response bytes."""
-        rid = message.id
-        try:
-            params = message.params
-            meta_obj = params.get("_meta") if params is not None else None
-            if message.method == "initialize" and not (
-                isinstance(meta_obj, dict) and META_PROTOCOL_VERSION in meta_obj
-            ):
-                requested = params.get("protocolVersion") if params is not None else None
-                raise UnsupportedProtocolVersion(
-                    requested, list(self.advertised_versions)
-                )  # VER-12
-            meta = self.read_meta(params)
-            if message.method == "subscriptions/listen":
-                raise MethodNotFound("subscriptions/listen is served by the transport")
-            return encode_result(rid, await self.handle(message, meta, emit))
-        except MCPError as exc:
-            return encode_error(rid, exc)
-        except Exception:
-            log.exception("internal error answering %s", message.method)
-            return encode_error(rid, InternalError())
-
-    async def handle(self, request: Request, meta: RequestMeta, emit: Emit | None = None) -> Any:
-        """Answer one request whose `_meta` is already checked: the `result` value. The single
-        dispatch point: the middleware chain, when there is one, runs here."""
+    async def handle(self, request: ServerRequest) -> Any:
+        """THE dispatch point: answer one admitted request; the `result` value. The
+        middleware chain, when there is one, runs here."""
         if self._chain is not None:
-            return await self._chain(Call(self, request, meta, emit))
+            return await self._chain(Call(self, request))
         handler = self._methods.get(request.method)
         if handler is None:
             raise MethodNotFound(f"Method not found: {request.method}")
-        return await handler(self, request, meta, emit)
+        return await handler(self, request)
 
     async def _endpoint(self, call: Call) -> Any:
         """The innermost link of the middleware chain: the method's handler."""
-        request = call.request
+        request = call.admitted()
         handler = self._methods.get(request.method)
         if handler is None:
             raise MethodNotFound(f"Method not found: {request.method}")
-        return await handler(self, request, call.meta, call.emit)
+        return await handler(self, request)
 
     def add_middleware(self, middleware: Middleware) -> None:
         """Append a middleware (innermost so far): `async (call, call_next) -> result`."""
         self.middleware.append(middleware)
         self._chain = chain(self.middleware, self._endpoint)
 
-    def open_subscription(self, request: Request, meta: RequestMeta) -> Subscription:
+    async def answer(self, request: ServerRequest) -> bytes:
+        """The response bytes of one admitted request (message transports: stdio, memory)."""
+        try:
+            if request.method == "subscriptions/listen":
+                raise MethodNotFound("subscriptions/listen is served by the transport")
+            return encode_result(request.id, await self.handle(request))
+        except MCPError as exc:
+            return encode_error(request.id, exc)
+        except Exception:
+            log.exception("internal error answering %s", request.method)
+            return encode_error(request.id, InternalError())
+
+    def open_subscription(self, request: ServerRequest) -> Subscription:
         """Start a `subscriptions/listen` stream; the transport sends `acknowledgement()` first."""
         caps = self.capabilities()
         supported: set[str] = set()
@@ -451,11 +438,11 @@ class Server:
             supported |= {"resourcesListChanged", "resourceSubscriptions"}
         if not supported:
             raise MethodNotFound("Method not found: subscriptions/listen (nothing to listen for)")
-        requested = (request.params or {}).get("notifications")
+        requested = request.params.get("notifications")
         task_ids = None
         if isinstance(requested, dict) and "taskIds" in requested:
             requested = dict(requested)
-            task_ids = listened_tasks(self, requested.pop("taskIds"), meta)
+            task_ids = listened_tasks(self, requested.pop("taskIds"), request.meta)
         return self.subscriptions.open(request.id, requested, supported, task_ids)
 
     # -- serving ---------------------------------------------------------------------------

@@ -15,40 +15,38 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from ..protocol import jsonrpc
-from ..protocol.errors import (
-    HeaderMismatch,
-    InternalError,
-    InvalidRequest,
-    MCPError,
-    UnsupportedProtocolVersion,
-)
-from ..protocol.jsonrpc import Notification, Request, encode_error, encode_result
-from ..protocol.versions import LEGACY_VERSIONS, META_PROTOCOL_VERSION
+from ..protocol.errors import InternalError, InvalidRequest, MCPError
+from ..protocol.jsonrpc import encode_error, encode_result
+from ..server.admission import MirroredHeaders, OpenSession, Refused, ServerRequest, admit
 from .asgi import (
     SSE_HEADERS,
+    BodyRefused,
     Receive,
     Scope,
     Send,
     cancel_on_disconnect,
+    error_headers,
     first_step,
-    header,
     read_body,
     resume,
     send_error,
     send_json,
+    send_refusal,
+    too_large,
 )
 from .http_auth import authenticate, scope_challenge, send_metadata
 from .http_listen import listen
-from .http_validation import HostPolicy, check_method_headers, check_param_headers
+from .http_validation import HostPolicy
 
 if TYPE_CHECKING:
     from ..auth.resource import BearerAuth
     from ..server.legacy.registry import SessionRegistry
     from ..server.server import Server
-    from .legacy_http import LegacyHTTP
+    from .legacy_http import HttpSession, LegacyHTTP
 
 log = logging.getLogger("mcpkit.http")
 DEFAULT_MAX_BODY = 4 * 1024 * 1024
+DEFAULT_BODY_TIMEOUT = 60.0  # nginx's client_body_timeout
 
 
 class _Responder:
@@ -89,6 +87,7 @@ class StreamableHTTPApp:
         allowed_hosts: list[str] | None = None,
         allowed_origins: list[str] | None = None,
         max_body_size: int = DEFAULT_MAX_BODY,
+        body_timeout: float | None = DEFAULT_BODY_TIMEOUT,
         keepalive_interval: float = 15.0,
         auth: BearerAuth | None = None,
         **session_options: Any,
@@ -103,6 +102,8 @@ class StreamableHTTPApp:
         self.path = path.rstrip("/") or "/"
         self.policy = HostPolicy(allowed_hosts, allowed_origins)
         self.max_body_size = max_body_size
+        #: Seconds each part of a request body may take to arrive (408 after; None: no limit).
+        self.body_timeout = body_timeout
         self.keepalive_interval = keepalive_interval
         self.legacy: LegacyHTTP | None = None
         if server.legacy:
@@ -152,24 +153,16 @@ class StreamableHTTPApp:
                 return
 
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Route → read → admit → answer, in that order and each once."""
+        # -- route ------------------------------------------------------------------------------
         path = scope["path"]
         if path != self.path and path.rstrip("/") != self.path:
-            if self.auth is not None and path in self.auth.metadata_paths:
-                await send_metadata(self.auth, scope["method"], send)
-                return
-            await send(
-                {
-                    "type": "http.response.start",
-                    "status": 404,
-                    "headers": [(b"content-type", b"text/plain"), (b"content-length", b"9")],
-                }
-            )
-            await send({"type": "http.response.body", "body": b"Not Found"})
+            await self._elsewhere(path, scope["method"], send)
             return
-        host = origin = ctype = version = mcp_method = mcp_name = session_id = None
-        authorization = None
+        host = origin = ctype = session_id = authorization = last_event_id = None
+        version = mcp_method = mcp_name = None
+        params_headers: dict[str, str] | None = None
         length = -1
-        params_hdrs: dict[str, str] | None = None
         for key, value in scope["headers"]:
             if key == b"mcp-method":
                 mcp_method = value.decode("latin-1")
@@ -188,11 +181,13 @@ class StreamableHTTPApp:
             elif key == b"authorization":
                 authorization = value.decode("latin-1")
             elif key.startswith(b"mcp-param-"):
-                if params_hdrs is None:
-                    params_hdrs = {}
-                params_hdrs[key[10:].decode("latin-1")] = value.decode("latin-1")
+                if params_headers is None:
+                    params_headers = {}
+                params_headers[key[10:].decode("latin-1")] = value.decode("latin-1")
             elif key == b"mcp-session-id":
                 session_id = value.decode("latin-1")
+            elif key == b"last-event-id":
+                last_event_id = value.decode("latin-1")
         # DNS-rebinding defence first, before anything is parsed (TR-HTTP-02/03).
         if not self.policy.host_ok(host) or (
             origin is not None and not self.policy.origin_ok(origin)
@@ -207,16 +202,19 @@ class StreamableHTTPApp:
         if self.auth is not None and not await authenticate(self.auth, authorization, send):
             return
         legacy = self.legacy
-        if scope["method"] != "POST":
-            if legacy is not None and session_id is not None:
-                if scope["method"] == "GET":
-                    await legacy.get(
-                        session_id, header(scope, b"last-event-id"), version, receive, send
-                    )
+        method = scope["method"]
+        if method != "POST":
+            if session_id is not None and legacy is not None and method in ("GET", "DELETE"):
+                try:  # only the session's owner (POST, GET and DELETE alike)
+                    found = legacy.lookup(session_id, version)
+                except MCPError as exc:
+                    await send_error(send, exc)
                     return
-                if scope["method"] == "DELETE":
-                    await legacy.delete(session_id, send)
-                    return
+                if method == "GET":
+                    await legacy.get(found, last_event_id, receive, send)
+                else:
+                    await legacy.delete(found, send)
+                return
             # TR-HBC-04: GET and DELETE exist only inside a 2025-11-25 session.
             await send_json(
                 send,
@@ -232,94 +230,76 @@ class StreamableHTTPApp:
                 status=415,
             )
             return
-        if length > self.max_body_size:
-            await send_error(
-                send,
-                InvalidRequest(f"Request body too large (limit {self.max_body_size} bytes)"),
-                status=413,
-            )
+        if length > self.max_body_size:  # never read: its id cannot be known
+            await send_refusal(send, too_large(self.max_body_size))
             return
-        body = await read_body(receive, self.max_body_size)
-        if body is None:
-            await send_error(
-                send,
-                InvalidRequest(f"Request body too large (limit {self.max_body_size} bytes)"),
-                status=413,
-            )
-            return
+        # -- read -------------------------------------------------------------------------------
         try:
-            msg = jsonrpc.decode(body)
-        except MCPError as exc:
-            await send_error(send, exc, jsonrpc.request_id_of(exc))
-            return
+            body = await read_body(receive, self.max_body_size, self.body_timeout)
+        except BodyRefused as refused:
+            if refused.error is not None:
+                await send_refusal(send, refused.error)
+            return  # the client left: nobody to answer
+        session: HttpSession | None = None
         if session_id is not None and legacy is not None:
             # FIXTURE 2.1 rule 1: a session id means the 2025-11-25 wire (unknown id → 404).
-            await legacy.post(session_id, msg, version, receive, send)
-            return
-        if type(msg) is not Request:
-            if type(msg) is Notification and msg.method.startswith("notifications/"):
-                await send(
-                    {
-                        "type": "http.response.start",
-                        "status": 202,
-                        "headers": [(b"content-length", b"0")],
-                    }
-                )
-                await send({"type": "http.response.body", "body": b""})
-            elif type(msg) is Notification:
-                await send_error(
-                    send,
-                    InvalidRequest(f"Invalid request: {msg.method} is a request and needs an id"),
-                )
-            else:
-                await send_error(
-                    send, InvalidRequest("Invalid request: servers do not accept responses here")
-                )
-            return
-        rid = msg.id
-        params = msg.params
-        try:
-            meta_obj = params.get("_meta") if params is not None else None
-            if version is None or version in LEGACY_VERSIONS:
-                if not (isinstance(meta_obj, dict) and META_PROTOCOL_VERSION in meta_obj):
-                    if legacy is not None:  # FIXTURE 2.1 rule 3 / B.1.1: session era
-                        await legacy.initialize(msg, send)
-                        return
-                    self._legacy(msg, version)
-                if version is None:
-                    raise HeaderMismatch(
-                        "Header mismatch: the MCP-Protocol-Version header is required"
-                    )
-            meta = self.server.read_meta_only(params)
-            if meta.protocol_version != version:
-                raise HeaderMismatch(
-                    f"Header mismatch: MCP-Protocol-Version {version!r} differs from _meta "
-                    f"protocolVersion {meta.protocol_version!r}"
-                )
-            self.server.check_version(meta.protocol_version)
-            check_method_headers(msg.method, params, mcp_method, mcp_name)
-            if msg.method == "tools/call" and params is not None:
-                tool = self.server.tools.get(params.get("name"))  # type: ignore[arg-type]
-                if tool is not None and tool.header_params:
-                    check_param_headers(tool.header_params, params.get("arguments"), params_hdrs)
-        except MCPError as exc:
-            await send_error(send, exc, rid)
-            return
-        if msg.method == "subscriptions/listen":
-            await listen(self.server, msg, meta, self.keepalive_interval, receive, send)
-            return
-        await self._answer(msg, meta, receive, send)
-
-    def _legacy(self, msg: Request, version: str | None) -> None:
-        """A 2025-era request on a modern-only endpoint: name what we serve (VER-12)."""
-        requested = version
-        if msg.method == "initialize" and msg.params is not None:
-            requested = msg.params.get("protocolVersion", version)
-        if msg.method == "initialize" or version is not None:
-            raise UnsupportedProtocolVersion(requested, list(self.server.advertised_versions))
-
-    async def _answer(self, msg: Request, meta: Any, receive: Receive, send: Send) -> None:
+            try:
+                session = legacy.lookup(session_id, version)
+            except MCPError as exc:
+                await send_error(send, exc, jsonrpc.id_in(body))
+                return
+        # -- admit ------------------------------------------------------------------------------
         responder = _Responder(send)
+        stream = session.next_stream() if session is not None else None
+        try:
+            admitted = admit(
+                self.server,
+                body,
+                MirroredHeaders(version, mcp_method, mcp_name, params_headers),
+                session.core if session is not None else None,
+                responder.emit,
+                stream,
+            )
+        except Refused as refused:
+            error = refused.error  # a refused notification: an HTTP error status (TR-HTTP-11)
+            status = max(error.http_status, 400) if refused.notification else error.http_status
+            await send_error(send, error, refused.request_id, status=status)
+            return
+        # -- answer -----------------------------------------------------------------------------
+        if type(admitted) is ServerRequest:
+            if session is not None and stream is not None:
+                assert legacy is not None
+                await legacy.answer(session, admitted, stream, receive, send)
+            elif admitted.method == "subscriptions/listen":
+                await listen(self.server, admitted, self.keepalive_interval, receive, send)
+            else:
+                await self._answer(admitted, responder, receive, send)
+        elif type(admitted) is OpenSession:
+            assert legacy is not None  # only a dual-era server opens sessions
+            await legacy.initialize(admitted, send)
+        elif session is not None:
+            assert legacy is not None and not isinstance(admitted, ServerRequest | OpenSession)
+            await legacy.accept(session, admitted, send)
+        else:
+            await _accepted(send)  # TR-HTTP-10/14: notifications are accepted leniently
+
+    async def _elsewhere(self, path: str, method: str, send: Send) -> None:
+        """Not the MCP endpoint: the protected resource metadata, or 404."""
+        if self.auth is not None and path in self.auth.metadata_paths:
+            await send_metadata(self.auth, method, send)
+            return
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 404,
+                "headers": [(b"content-type", b"text/plain"), (b"content-length", b"9")],
+            }
+        )
+        await send({"type": "http.response.body", "body": b"Not Found"})
+
+    async def _answer(
+        self, request: ServerRequest, responder: _Responder, receive: Receive, send: Send
+    ) -> None:
         watcher: asyncio.Task[None] | None = None
         task: asyncio.Task[Any] | None = None
         extra: list[tuple[bytes, bytes]] | None = None
@@ -327,7 +307,7 @@ class StreamableHTTPApp:
             # Most handlers answer without suspending: then no disconnect can matter, and no
             # watcher task is needed. Once the handler suspends, a disconnect cancels it
             # (TR-HTTP-23); it goes on in this same task (contextvars, current_task unchanged).
-            handler = self.server.handle(msg, meta, responder.emit)
+            handler = self.server.handle(request)
             done, result = first_step(handler)
             if not done:
                 task = asyncio.current_task()
@@ -336,12 +316,14 @@ class StreamableHTTPApp:
                     cancel_on_disconnect(receive, task)
                 )
                 result = await resume(handler, result)
-            body = encode_result(msg.id, result)
+            body = encode_result(request.id, result)
             status = 200
         except MCPError as exc:
-            body, status = encode_error(msg.id, exc), exc.http_status
+            body, status = encode_error(request.id, exc), exc.http_status
             if status == 403 and self.auth is not None:
                 extra = [(b"www-authenticate", scope_challenge(self.auth, exc))]
+            elif status == 503:
+                extra = error_headers(exc)
         except asyncio.CancelledError:
             if watcher is not None and watcher.done() and not watcher.cancelled():
                 assert task is not None
@@ -349,8 +331,8 @@ class StreamableHTTPApp:
                 return  # TR-HTTP-24: the client went away; send nothing more.
             raise
         except Exception:
-            log.exception("internal error answering %s", msg.method)
-            body, status = encode_error(msg.id, InternalError()), 200
+            log.exception("internal error answering %s", request.method)
+            body, status = encode_error(request.id, InternalError()), 200
         finally:
             if watcher is not None and not watcher.done():
                 watcher.cancel()
@@ -362,3 +344,10 @@ def serve_http(server: Server, **options: Any) -> None:
     from .http_serve import serve_http as serve
 
     serve(server, **options)
+
+
+async def _accepted(send: Send) -> None:
+    await send(
+        {"type": "http.response.start", "status": 202, "headers": [(b"content-length", b"0")]}
+    )
+    await send({"type": "http.response.body", "body": b""})

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import TYPE_CHECKING, Any
 
-from ..auth.access import current_access
+from ..auth.access import InsufficientScope, current_access
 from ..auth.resource import AuthFailure
 
 if TYPE_CHECKING:
@@ -40,7 +40,8 @@ async def authenticate(auth: BearerAuth, authorization: str | None, send: Send) 
 
 def scope_challenge(auth: BearerAuth, exc: MCPError) -> bytes:
     """AUTH-29: `error="insufficient_scope"` and every scope the call needs."""
-    return auth.insufficient(getattr(exc, "required", ()), exc.message).challenge.encode()
+    required = exc.required if isinstance(exc, InsufficientScope) else ()
+    return auth.insufficient(required, exc.message).challenge.encode()
 
 
 async def send_metadata(auth: BearerAuth, method: str, send: Send) -> None:

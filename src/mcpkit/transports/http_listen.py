@@ -4,22 +4,23 @@ with keep-alive comments, ended by the server (final result) or by the client go
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..protocol import jsonrpc
 from ..protocol.errors import MCPError
-from ..protocol.jsonrpc import Request, encode_result
+from ..protocol.jsonrpc import encode_result
 from .asgi import SSE_HEADERS, Receive, Send, cancel_on_disconnect, send_error
 
 if TYPE_CHECKING:
+    from ..server.admission import ServerRequest
     from ..server.server import Server
 
 
 async def listen(
-    server: Server, msg: Request, meta: Any, keepalive: float, receive: Receive, send: Send
+    server: Server, msg: ServerRequest, keepalive: float, receive: Receive, send: Send
 ) -> None:
     try:
-        sub = server.open_subscription(msg, meta)
+        sub = server.open_subscription(msg)
     except MCPError as exc:
         await send_error(send, exc, msg.id)
         return

@@ -1,8 +1,9 @@
 """2025-11-25 Streamable HTTP sessions, served by `StreamableHTTPApp` beside the stateless wire.
 
-Routing (FIXTURE 2.1, CHECKLIST B.1.1-3) happens in `http.py`; this module gets the requests
-that belong to the session era: `initialize` without a session, and anything carrying an
-`Mcp-Session-Id`. Per session: POST (requests, notifications, the client's answers), GET (the
+Routing (FIXTURE 2.1, CHECKLIST B.1.1-3) happens in the server's front door
+(`mcpkit.server.admission`), called by `http.py`; this module gets what belongs to the session
+era: an admitted `initialize`, and anything carrying an `Mcp-Session-Id` (looked up here, for
+its owner only). Per session: POST (requests, notifications, the client's answers), GET (the
 standalone SSE stream, or resumption with `Last-Event-ID`) and DELETE (end it).
 
 Sessions live in this process only. Behind several instances, route by `Mcp-Session-Id`
@@ -19,13 +20,14 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ..auth.access import current_access
-from ..protocol.errors import InvalidRequest, MCPError, SessionNotFound
-from ..protocol.jsonrpc import Message, Notification, Request, Response, encode_error, encode_result
+from ..protocol.errors import InvalidRequest, MCPError, SessionNotFound, TooManyInFlight
+from ..protocol.jsonrpc import encode_error, encode_result
 from ..protocol.versions import LEGACY_VERSIONS
+from ..server.admission import ClientNotification, ClientResponse, OpenSession, ServerRequest
 from ..server.legacy.registry import DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_SESSIONS, SessionRegistry
 from ..server.legacy.session import LegacySession
-from .asgi import Receive, Send, cancel_on_disconnect, send_json
+from ..server.ownership import current_owner, owned
+from .asgi import Receive, Send, cancel_on_disconnect, error_headers, send_json
 from .legacy_streams import EventStream, parse_event_id
 
 if TYPE_CHECKING:
@@ -49,8 +51,8 @@ class HttpSession:
         self.streams: dict[int, EventStream] = {}
         self.standalone: EventStream | None = None
         self._next = 0
-        #: Who opened the session (with auth on): only the same principal may use it.
-        self.principal = _caller()
+        #: Who opened the session: only the same caller may use it (`ownership`).
+        self.owner = current_owner()
 
     def busy(self) -> bool:
         return self.connections > 0
@@ -64,14 +66,16 @@ class HttpSession:
             self.standalone.close()
             self.standalone = None
 
-    def new_stream(self) -> EventStream:
+    def next_stream(self) -> EventStream:
+        """The stream a POST's answer would go on; kept once a request is admitted."""
         self._next += 1
-        stream = EventStream(self._next, self.keep)
+        return EventStream(self._next, self.keep)
+
+    def keep_stream(self, stream: EventStream) -> None:
         self.streams[stream.number] = stream
         if len(self.streams) > MAX_STREAMS:
             for number in [n for n, s in self.streams.items() if s.done][: -MAX_STREAMS // 2]:
                 del self.streams[number]
-        return stream
 
     def open_standalone(self) -> EventStream:
         if self.standalone is None:
@@ -117,34 +121,25 @@ class LegacyHTTP:
         self.replay_events = replay_events
         self._listening = False
 
-    # -- without a session ----------------------------------------------------------------------
-    async def initialize(self, msg: Request, send: Send) -> None:
-        """`initialize` opens a session; nothing is kept when it is rejected (SDK issue #3228)."""
-        if msg.method != "initialize":
-            await _error(
-                send,
-                InvalidRequest(
-                    "Bad Request: no Mcp-Session-Id; open a session with initialize first"
-                ),
-                msg.id,
-                400,
-            )
-            return
+    # -- without a session ---------------------------------------------------------------------
+    async def initialize(self, admitted: OpenSession, send: Send) -> None:
+        """An admitted `initialize` opens a session; nothing is kept when it is rejected (SDK
+        issue #3228)."""
         try:
             self.sessions.reserve()
             core = LegacySession(
                 self.server, self.sessions.new_id(), request_timeout=self.request_timeout
             )
-            result = core.initialize(msg.params)
+            result = core.initialize(admitted.params)
         except MCPError as exc:
-            await _error(send, exc, msg.id, exc.http_status if exc.http_status != 200 else 400)
+            await _error(send, exc, admitted.id)
             return
         self.sessions.add(HttpSession(core, self.replay_events))
         if not self._listening:
             self._listening = True
             self.server.subscriptions.add_listener(self._fanout)
         await send_json(
-            send, 200, encode_result(msg.id, result), [(b"mcp-session-id", core.id.encode())]
+            send, 200, encode_result(admitted.id, result), [(b"mcp-session-id", core.id.encode())]
         )
 
     def _fanout(self, method: str, params: dict[str, Any] | None, uri: str | None) -> None:
@@ -152,10 +147,11 @@ class LegacyHTTP:
             session.core.deliver(method, params, uri)
 
     # -- within a session -----------------------------------------------------------------------
-    def _lookup(self, session_id: str, version: str | None) -> HttpSession:
+    def lookup(self, session_id: str, version: str | None) -> HttpSession:
+        """The caller's live session (POST, GET and DELETE alike); another caller's session
+        is as unknown as a missing one (404, no hint that it exists)."""
         session = self.sessions.get(session_id)
-        if session is None or session.principal != _caller():
-            # Another caller's session id is as good as unknown: no hint that it exists.
+        if session is None or not owned(session.owner):
             raise SessionNotFound()
         if version is not None and version not in LEGACY_VERSIONS:
             # 2025-11-25 transports > Protocol Version Header: unsupported → 400.
@@ -166,29 +162,31 @@ class LegacyHTTP:
         self.sessions.touch(session)
         return session
 
-    async def post(
-        self, session_id: str, msg: Message, version: str | None, receive: Receive, send: Send
+    async def accept(
+        self, session: HttpSession, admitted: ClientNotification | ClientResponse | None, send: Send
     ) -> None:
-        rid = msg.id if type(msg) is Request else None
-        try:
-            session = self._lookup(session_id, version)
-        except MCPError as exc:
-            await _error(send, exc, rid, exc.http_status)
-            return
-        if type(msg) is Notification:
-            session.core.receive_notification(msg)
-            await _accepted(send)
-            return
-        if type(msg) is Response:
-            session.core.receive_response(msg)
-            await _accepted(send)
-            return
-        assert type(msg) is Request
+        """A notification or a response to one of the session's requests: 202."""
+        if type(admitted) is ClientNotification:
+            session.core.receive_notification(admitted)
+        elif type(admitted) is ClientResponse:
+            session.core.receive_response(admitted.message)
+        await _accepted(send)
+
+    async def answer(
+        self,
+        session: HttpSession,
+        request: ServerRequest,
+        stream: EventStream,
+        receive: Receive,
+        send: Send,
+    ) -> None:
+        """An admitted request on `stream` (its outbox): plain JSON when it answers at once,
+        else an SSE stream the client may resume."""
         if len(session.core.tasks) >= MAX_IN_FLIGHT:
-            await _error(send, InvalidRequest("Too many requests in flight on this session"), rid)
+            await _error(send, TooManyInFlight(), request.id)
             return
-        stream = session.new_stream()
-        session.core.start(msg, stream)
+        session.keep_stream(stream)
+        session.core.start(request)
         # The request's task was scheduled before this one resumes: a handler that answers
         # without suspending has answered by then. Plain JSON, and no stream or watcher.
         await asyncio.sleep(0)
@@ -201,18 +199,8 @@ class LegacyHTTP:
         await self._attach(session, stream, 0, receive, send, first=True)
 
     async def get(
-        self,
-        session_id: str,
-        last_event_id: str | None,
-        version: str | None,
-        receive: Receive,
-        send: Send,
+        self, session: HttpSession, last_event_id: str | None, receive: Receive, send: Send
     ) -> None:
-        try:
-            session = self._lookup(session_id, version)
-        except MCPError as exc:
-            await _error(send, exc, None, exc.http_status)
-            return
         if last_event_id is not None:
             found = session.find(last_event_id)
             if found is None:
@@ -224,10 +212,8 @@ class LegacyHTTP:
             after = stream.seq
         await self._attach(session, stream, after, receive, send, first=False)
 
-    async def delete(self, session_id: str, send: Send) -> None:
-        if not self.sessions.remove(session_id):
-            await _error(send, SessionNotFound(), None, 404)
-            return
+    async def delete(self, session: HttpSession, send: Send) -> None:
+        self.sessions.remove(session.id)
         await send(
             {"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"0")]}
         )
@@ -286,18 +272,12 @@ class LegacyHTTP:
             self.server.subscriptions.remove_listener(self._fanout)
 
 
-def _caller() -> str | None:
-    token = current_access.get()
-    return token.principal if token is not None else None
-
-
 async def _error(send: Send, exc: MCPError, rid: Any = None, status: int | None = None) -> None:
-    extra = [(b"retry-after", b"5")] if exc.http_status == 503 else None
     await send_json(
         send,
         status or (exc.http_status if exc.http_status >= 400 else 400),
         encode_error(rid, exc),
-        extra,
+        error_headers(exc),
     )
 
 

@@ -1,7 +1,8 @@
 """The 2025-11-25 session of a stdio process (CHECKLIST B.1.1: `initialize` selects legacy
-semantics for that process). Requests run on a `LegacySession`; server→client requests,
-notifications and responses are lines on stdout like everything else. Requests that carry
-modern `_meta` keep being served statelessly by `StdioConnection` (VER-15).
+semantics for that process). The front door routes each line (`mcpkit.server.admission`);
+session requests run on a `LegacySession`, and server→client requests, notifications and
+responses are lines on stdout like everything else. Requests that carry modern `_meta` keep
+being served statelessly by `StdioConnection` (VER-15).
 """
 
 from __future__ import annotations
@@ -10,13 +11,13 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from ..protocol.errors import MCPError
-from ..protocol.jsonrpc import Message, Notification, Request, Response, encode_error, encode_result
-from ..protocol.versions import META_PROTOCOL_VERSION
+from ..protocol.jsonrpc import encode_error, encode_result
 from ..server.legacy.session import LegacySession
 
 if TYPE_CHECKING:
     import asyncio
 
+    from ..server.admission import OpenSession
     from ..server.server import Server
 
 
@@ -39,11 +40,6 @@ class StdioOutbox:
         return None
 
 
-def is_modern(msg: Request) -> bool:
-    meta = msg.params.get("_meta") if msg.params is not None else None
-    return isinstance(meta, dict) and META_PROTOCOL_VERSION in meta
-
-
 class StdioLegacy:
     """Holds the process's session once `initialize` succeeded."""
 
@@ -52,42 +48,19 @@ class StdioLegacy:
         self.outbox = StdioOutbox(write)
         self.session: LegacySession | None = None
 
-    def claims(self, msg: Message) -> bool:
-        """Whether the message belongs to the session era (and is handled here)."""
-        if type(msg) is Request:
-            if self.session is None and msg.method != "initialize":
-                return False  # the modern hot path: one comparison
-            return not is_modern(msg)
-        if type(msg) is Response:
-            return self.session is not None
-        return False
-
-    def receive(self, msg: Message) -> None:
-        session = self.session
-        if type(msg) is Request:
-            if session is None:
-                self._initialize(msg)
-            else:
-                session.start(msg, self.outbox)
-        elif type(msg) is Response and session is not None:
-            session.receive_response(msg)
-
-    def notify(self, msg: Notification) -> None:
-        """Client notifications (initialized, cancelled, ...) once a session exists."""
-        if self.session is not None:
-            self.session.receive_notification(msg)
-
-    def _initialize(self, msg: Request) -> None:
+    def open(self, admitted: OpenSession) -> None:
+        """An admitted `initialize`: the process's session, or an error and no session (the
+        client may try again)."""
         core = LegacySession(self.server, "stdio")
         try:
-            result = core.initialize(msg.params)
-        except MCPError as exc:  # rejected: no session (the client may try again)
-            self.outbox.write(encode_error(msg.id, exc))
+            result = core.initialize(admitted.params)
+        except MCPError as exc:
+            self.outbox.write(encode_error(admitted.id, exc))
             return
         self.session = core
         core.notify_outbox = self.outbox
         self.server.subscriptions.add_listener(core.deliver)
-        self.outbox.write(encode_result(msg.id, result))
+        self.outbox.write(encode_result(admitted.id, result))
 
     def tasks(self) -> list[asyncio.Task[None]]:
         return list(self.session.tasks.values()) if self.session is not None else []

@@ -1,6 +1,6 @@
 """In-process transport: a client talks to a `Server` in the same event loop, through the same
-bytes-level path stdio uses (encode → decode → `_meta` checks → dispatch → encode). For tests,
-notebooks and embedding.
+bytes-level path stdio uses (encode → the server's front door → dispatch → encode). For
+tests, notebooks and embedding.
 """
 
 from __future__ import annotations
@@ -10,9 +10,12 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from ..protocol import jsonrpc
-from ..protocol.jsonrpc import JSONObject, Notification, Request, RequestId, Response
+from ..protocol.errors import UnsupportedProtocolVersion
+from ..protocol.jsonrpc import JSONObject, Notification, RequestId, Response
+from ..server.admission import Refused, ServerRequest
 
 if TYPE_CHECKING:
+    from ..server.context import Emit
     from ..server.server import Server
 
 NotificationHandler = Callable[[Notification], Awaitable[None] | None]
@@ -37,11 +40,21 @@ class MemoryTransport:
     async def start(self) -> None:
         return None
 
-    async def request(self, request_id: RequestId, method: str, params: JSONObject) -> Response:
-        wire = jsonrpc.encode_request(request_id, method, params)
-        msg = jsonrpc.decode(wire)
-        assert isinstance(msg, Request)
+    def _admit(
+        self, request_id: RequestId, method: str, params: JSONObject, emit: Emit | None = None
+    ) -> ServerRequest:
+        """Through the server's front door, like a line on stdio (raises `Refused`)."""
+        admitted = self.server.admit(jsonrpc.encode_request(request_id, method, params), emit=emit)
+        if type(admitted) is not ServerRequest:  # `initialize`: no sessions in memory (VER-12)
+            raise Refused(
+                UnsupportedProtocolVersion(
+                    params.get("protocolVersion"), list(self.server.advertised_versions)
+                ),
+                request_id,
+            )
+        return admitted
 
+    async def request(self, request_id: RequestId, method: str, params: JSONObject) -> Response:
         async def emit(note_method: str, note_params: dict[str, Any]) -> None:
             data = jsonrpc.loads(jsonrpc.encode_notification(note_method, note_params))
             if self.trace is not None:
@@ -51,7 +64,11 @@ class MemoryTransport:
                 if asyncio.iscoroutine(out):
                     await out
 
-        data = jsonrpc.loads(await self.server.answer(msg, emit))
+        try:
+            wire = await self.server.answer(self._admit(request_id, method, params, emit))
+        except Refused as refused:
+            wire = jsonrpc.encode_error(refused.request_id, refused.error)
+        data = jsonrpc.loads(wire)
         if self.trace is not None:
             self.trace(method, data)
         return Response(data.get("id"), data.get("result"), data.get("error"))
@@ -62,10 +79,11 @@ class MemoryTransport:
         """A listen stream on the in-process server: acknowledgement, notifications, final result."""
         from ..protocol.errors import MCPError
 
-        msg = Request(request_id, method, params)
         try:
-            meta = self.server.read_meta(params)
-            sub = self.server.open_subscription(msg, meta)
+            sub = self.server.open_subscription(self._admit(request_id, method, params))
+        except Refused as refused:
+            yield {"jsonrpc": "2.0", "id": request_id, "error": refused.error.to_wire()}
+            return
         except MCPError as exc:
             yield {"jsonrpc": "2.0", "id": request_id, "error": exc.to_wire()}
             return

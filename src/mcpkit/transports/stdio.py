@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import logging
 import os
 import stat
 import sys
@@ -18,7 +19,16 @@ from typing import TYPE_CHECKING, Any
 
 from ..protocol import jsonrpc
 from ..protocol.errors import InvalidRequest, MCPError
-from ..protocol.jsonrpc import Notification, Request, encode_error, encode_result
+from ..protocol.jsonrpc import encode_error, encode_result
+from ..server.admission import (
+    LEGACY,
+    ClientNotification,
+    ClientResponse,
+    OpenSession,
+    Refused,
+    ServerRequest,
+    admit,
+)
 
 if TYPE_CHECKING:
     from ..auth.resource import EnvironmentAuth
@@ -26,6 +36,7 @@ if TYPE_CHECKING:
     from .legacy_stdio import StdioLegacy
 
 MAX_LINE = 16 * 1024 * 1024
+log = logging.getLogger("mcpkit.stdio")
 
 
 class StdioConnection:
@@ -52,6 +63,10 @@ class StdioConnection:
 
     def write(self, data: bytes) -> None:
         self.writer.write(data + b"\n")
+
+    async def emit(self, method: str, params: dict[str, Any]) -> None:
+        """A notification on stdout (every modern request's `emit`)."""
+        self.write(jsonrpc.encode_notification(method, params))
 
     async def serve(self) -> None:
         """Read until EOF, then let in-flight requests finish (TR-STDIO-12)."""
@@ -89,52 +104,75 @@ class StdioConnection:
             await self.writer.drain()
 
     def receive(self, line: bytes) -> None:
-        try:
-            msg = jsonrpc.decode(line)
-        except MCPError as exc:
-            self.write(encode_error(jsonrpc.request_id_of(exc), exc))
-            return
+        """One line: through the front door, then act on what it says."""
         legacy = self.legacy
-        if legacy is not None:
-            if legacy.claims(msg):
-                legacy.receive(msg)
-                return
-            if type(msg) is Notification:
-                legacy.notify(msg)
-        if type(msg) is Request:
-            if msg.id in self.tasks:
-                self.write(
-                    encode_error(
-                        msg.id, InvalidRequest("Invalid request: id already in use (BASE-05)")
-                    )
+        session = legacy.session if legacy is not None else None
+        try:
+            admission = admit(
+                self.server,
+                line,
+                None,
+                session,
+                self.emit,
+                legacy.outbox if legacy is not None else None,
+            )
+        except Refused as refused:
+            if refused.notification:  # nothing to answer: one line in the log (stderr)
+                log.warning("dropped a client message: %s", refused.error.message)
+            else:
+                self.write(encode_error(refused.request_id, refused.error))
+            return
+        kind = type(admission)
+        if kind is ServerRequest:
+            assert isinstance(admission, ServerRequest)
+            if admission.era is LEGACY:
+                assert session is not None
+                session.start(admission)
+            else:
+                self._start(admission)
+        elif kind is ClientNotification:
+            assert isinstance(admission, ClientNotification)
+            cancelled = admission.cancelled_id
+            task = self.tasks.get(cancelled) if cancelled is not None else None
+            if task is not None:
+                task.cancel()  # TR-STDIO-10: nothing more is sent for it
+            if session is not None:
+                session.receive_notification(admission)
+        elif kind is OpenSession:
+            assert isinstance(admission, OpenSession) and legacy is not None
+            legacy.open(admission)
+        elif kind is ClientResponse:
+            assert isinstance(admission, ClientResponse) and session is not None
+            session.receive_response(admission.message)
+
+    def _start(self, request: ServerRequest) -> None:
+        if request.id in self.tasks:
+            self.write(
+                encode_error(
+                    request.id, InvalidRequest("Invalid request: id already in use (BASE-05)")
                 )
-                return
-            coro = self._listen(msg) if msg.method == "subscriptions/listen" else self._request(msg)
-            task = asyncio.get_running_loop().create_task(coro)
-            self.tasks[msg.id] = task
-            task.add_done_callback(functools.partial(self._done, msg.id))
-        elif type(msg) is Notification and msg.method == "notifications/cancelled" and msg.params:
-            cancelled = self.tasks.get(msg.params.get("requestId"))
-            if cancelled is not None:
-                cancelled.cancel()  # TR-STDIO-10: nothing more is sent for it
-        # Responses from the client have no meaning on the modern wire (PAT-01): ignored.
+            )
+            return
+        if request.method == "subscriptions/listen":
+            coro = self._listen(request)
+        else:
+            coro = self._request(request)
+        task = asyncio.get_running_loop().create_task(coro)
+        self.tasks[request.id] = task
+        task.add_done_callback(functools.partial(self._done, request.id))
 
     def _done(self, request_id: Any, _task: asyncio.Task[None]) -> None:
         self.tasks.pop(request_id, None)
 
-    async def _request(self, msg: Request) -> None:
-        async def emit(method: str, params: dict[str, Any]) -> None:
-            self.write(jsonrpc.encode_notification(method, params))
-
+    async def _request(self, request: ServerRequest) -> None:
         with contextlib.suppress(asyncio.CancelledError):
-            self.write(await self.server.answer(msg, emit))
+            self.write(await self.server.answer(request))
 
-    async def _listen(self, msg: Request) -> None:
+    async def _listen(self, request: ServerRequest) -> None:
         try:
-            meta = self.server.read_meta(msg.params)
-            sub = self.server.open_subscription(msg, meta)
+            sub = self.server.open_subscription(request)
         except MCPError as exc:
-            self.write(encode_error(msg.id, exc))
+            self.write(encode_error(request.id, exc))
             return
         try:
             self.write(jsonrpc.dumps(sub.acknowledgement()))
@@ -143,7 +181,7 @@ class StdioConnection:
                     note = await sub.next(self.keepalive_interval)
                 except EOFError:
                     if not sub.overflowed:
-                        self.write(encode_result(msg.id, sub.final_result()))
+                        self.write(encode_result(request.id, sub.final_result()))
                     return
                 if note is not None:
                     self.write(jsonrpc.dumps(note))

@@ -2,6 +2,6 @@
 requests. Kept apart from the stateless 2026-07-28 path, which never imports it."""
 
 from .registry import SessionRegistry
-from .session import LegacySession, Outbox, SessionRequestMeta
+from .session import LegacySession, Outbox
 
-__all__ = ["LegacySession", "Outbox", "SessionRegistry", "SessionRequestMeta"]
+__all__ = ["LegacySession", "Outbox", "SessionRegistry"]

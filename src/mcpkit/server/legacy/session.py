@@ -2,9 +2,11 @@
 answered. Transport-neutral: messages leave through an `Outbox` (a stdio pipe, or one SSE stream
 of an HTTP session); transports feed `receive_*` with what the client sends.
 
-The same handler code serves both eras (CHECKLIST B.1.7): the modern methods run with a
-`SessionRequestMeta` built from the session, whose `channel` turns `ctx.elicit` / `ctx.sample` /
-`ctx.list_roots` into real requests to the client, and whose results are reshaped for this wire.
+Every message reaches a session through the front door (`mcpkit.server.admission`), shape
+checked against the 2025-11-25 schema. The same handler code serves both eras (CHECKLIST
+B.1.7): a session request is a `ServerRequest` of the LEGACY era whose meta comes from the
+session (`request_meta`), whose `channel` turns `ctx.elicit` / `ctx.sample` / `ctx.list_roots`
+into real requests to the client, and whose results are reshaped for this wire.
 """
 
 from __future__ import annotations
@@ -17,7 +19,6 @@ import orjson
 
 from ...protocol.errors import (
     InternalError,
-    InvalidParams,
     InvalidRequest,
     MCPError,
     MethodNotFound,
@@ -25,22 +26,21 @@ from ...protocol.errors import (
 )
 from ...protocol.jsonrpc import (
     Fragment,
-    Notification,
-    Request,
     Response,
     encode_error,
     encode_notification,
     encode_request,
     encode_result,
 )
-from ...protocol.meta import LOG_LEVEL_RANK, LOG_LEVELS, RequestMeta
+from ...protocol.meta import RequestMeta
 from ...protocol.versions import LEGACY_LATEST, LEGACY_VERSIONS, PROGRESS_TOKEN
 from .. import methods
 from ..subscriptions import RESOURCE_UPDATED
-from .inputs import LegacyInputs
 from .shaping import legacy_error, legacy_page, legacy_result
 
 if TYPE_CHECKING:
+    from ..admission import ClientNotification, ServerRequest
+    from ..context import Emit
     from ..server import Server
 
 log = logging.getLogger("mcpkit.legacy")
@@ -48,8 +48,11 @@ log = logging.getLogger("mcpkit.legacy")
 #: Threshold for `notifications/message` until the client sends `logging/setLevel` (the spec
 #: leaves the choice to the server; the modern wire sends none unless asked).
 DEFAULT_LOG_LEVEL = "info"
-#: Methods of the 2026-07-28 wire only: unknown on a session.
-MODERN_ONLY = frozenset({"server/discover", "subscriptions/listen"})
+#: Methods of the 2026-07-28 wire only (the tasks extension's included: a session runs task
+#: tools in place and offers no tasks of its own, B.1.5): unknown on a session.
+MODERN_ONLY = frozenset(
+    {"server/discover", "subscriptions/listen", "tasks/get", "tasks/update", "tasks/cancel"}
+)
 
 
 class Outbox(Protocol):
@@ -63,26 +66,6 @@ class Outbox(Protocol):
 
     def release(self) -> None:
         """HTTP only (SEP-1699): drop the connection now; the client resumes with Last-Event-ID."""
-
-
-class SessionRequestMeta(RequestMeta):
-    """A request's view of its session (version, capabilities, log level) plus the channel
-    that asks the client for input and the outbox its messages go to."""
-
-    __slots__ = ("_channel", "outbox", "session")
-
-    outbox: Outbox
-    session: LegacySession
-
-    @property
-    def channel(self) -> LegacyInputs:
-        """Built when a handler first asks for input: the channel refers back to this meta, and
-        a reference cycle per request would wait for the cyclic GC (RSS on the hot path)."""
-        try:
-            return self._channel
-        except AttributeError:
-            self._channel: LegacyInputs = LegacyInputs(self.session, self, self.outbox)
-            return self._channel
 
 
 class LegacySession:
@@ -107,16 +90,13 @@ class LegacySession:
         self._next_id = 0
 
     # -- lifecycle ------------------------------------------------------------------------------
-    def initialize(self, params: dict[str, Any] | None) -> dict[str, Any]:
-        """Check an `initialize` request and negotiate; the InitializeResult."""
-        p = params or {}
-        requested, caps, info = p.get("protocolVersion"), p.get("capabilities"), p.get("clientInfo")
-        if type(requested) is not str:
-            raise InvalidParams('Invalid params: "protocolVersion" must be a string')
-        if type(caps) is not dict:
-            raise InvalidParams('Invalid params: "capabilities" must be an object')
-        if type(info) is not dict or type(info.get("name")) is not str:
-            raise InvalidParams('Invalid params: "clientInfo" must be an object with a "name"')
+    def initialize(self, params: dict[str, Any]) -> dict[str, Any]:
+        """Negotiate from an admitted `initialize` (its shape checked); the InitializeResult."""
+        requested, caps, info = (
+            params["protocolVersion"],
+            params["capabilities"],
+            params["clientInfo"],
+        )
         # Same version when we speak it, else our latest legacy one (lifecycle > Version Negotiation).
         self.version = requested if requested in LEGACY_VERSIONS else LEGACY_LATEST
         self.client_capabilities = caps
@@ -148,8 +128,11 @@ class LegacySession:
         self.notify_outbox = None
 
     # -- client → server ------------------------------------------------------------------------
-    def start(self, request: Request, outbox: Outbox) -> None:
-        """Run one request in its own task, owned by the session (disconnect ≠ cancel)."""
+    def start(self, request: ServerRequest) -> None:
+        """Run one admitted request in its own task, owned by the session (disconnect is not
+        cancel). Its messages go to `request.outbox`."""
+        outbox = request.outbox
+        assert outbox is not None, "a session request carries its outbox"
         if request.id in self.tasks:
             outbox.finish(
                 encode_error(request.id, InvalidRequest("Invalid request: id already in use"))
@@ -158,10 +141,10 @@ class LegacySession:
         task = asyncio.get_running_loop().create_task(self._run(request, outbox))
         self.tasks[request.id] = task
 
-    async def _run(self, request: Request, outbox: Outbox) -> None:
+    async def _run(self, request: ServerRequest, outbox: Outbox) -> None:
         data: bytes | None = None
         try:
-            data = await self.respond(request, outbox)
+            data = await self.respond(request)
         except asyncio.CancelledError:
             data = None  # cancellation: no response (2025-11-25 utilities/cancellation)
         finally:
@@ -169,10 +152,10 @@ class LegacySession:
                 del self.tasks[request.id]
             outbox.finish(data)
 
-    async def respond(self, request: Request, outbox: Outbox) -> bytes:
+    async def respond(self, request: ServerRequest) -> bytes:
         """The encoded response to one request (errors included)."""
         try:
-            result = await self._dispatch(request, outbox)
+            result = await self._dispatch(request)
         except MCPError as exc:
             return encode_error(request.id, legacy_error(exc))
         except asyncio.CancelledError:
@@ -182,11 +165,14 @@ class LegacySession:
             return encode_error(request.id, InternalError())
         return encode_result(request.id, result)
 
-    def receive_notification(self, note: Notification) -> None:
+    def receive_notification(self, note: ClientNotification) -> None:
+        """An admitted notification (its shape checked against the 2025-11-25 schema)."""
         if note.method == "notifications/initialized":
             self.initialized = True
-        elif note.method == "notifications/cancelled" and note.params:
-            task = self.tasks.get(note.params.get("requestId"))
+            return
+        cancelled = note.cancelled_id
+        if cancelled is not None:
+            task = self.tasks.get(cancelled)
             if task is not None:
                 task.cancel()
         # roots/list_changed, progress for our requests: nothing kept, nothing to do.
@@ -240,19 +226,34 @@ class LegacySession:
         outbox.send(encode_notification(method, params))
 
     # -- dispatch -------------------------------------------------------------------------------
-    async def _dispatch(self, request: Request, outbox: Outbox) -> Any:
-        method, params = request.method, request.params or {}
+    def request_meta(self, params: dict[str, Any]) -> RequestMeta:
+        """A request's view of its session: version, capabilities and log level from the
+        session, the progress token from the request (admitted: a string or an integer)."""
+        raw = params.get("_meta")
+        raw = raw if type(raw) is dict else {}
+        return RequestMeta(
+            self.version,
+            self.client_capabilities,
+            self.client_info,
+            self.log_level or DEFAULT_LOG_LEVEL,
+            raw.get(PROGRESS_TOKEN),
+            raw,
+        )
+
+    def emitter(self, outbox: Outbox) -> Emit:
+        """The `Emit` of a request served on this session: notifications go to its outbox."""
+
+        async def emit(method: str, params: dict[str, Any]) -> None:
+            outbox.send(encode_notification(method, params))
+
+        return emit
+
+    async def _dispatch(self, request: ServerRequest) -> Any:
+        method, params = request.method, request.params
         if method == "ping":
             return {}
-        if method == "initialize":
-            raise InvalidRequest("Invalid request: this session is already initialized")
         if method == "logging/setLevel":
-            level = params.get("level")
-            if level not in LOG_LEVEL_RANK:
-                raise InvalidParams(
-                    f'Invalid params: "level" must be one of {", ".join(LOG_LEVELS)}'
-                )
-            self.log_level = level
+            self.log_level = params["level"]  # one of the levels (admitted)
             return {}
         if method in ("resources/subscribe", "resources/unsubscribe"):
             return self._subscribe(method, params)
@@ -261,31 +262,12 @@ class LegacySession:
         if method in MODERN_ONLY:
             raise MethodNotFound(f"Method not found: {method}")
         # Server.handle: the one dispatch point (its middleware run for sessions too).
-        result = await self.server.handle(request, self._meta(params, outbox), outbox_emit(outbox))
-        return legacy_result(result)
-
-    def _meta(self, params: dict[str, Any], outbox: Outbox) -> SessionRequestMeta:
-        raw = params.get("_meta")
-        raw = raw if isinstance(raw, dict) else {}
-        token = raw.get(PROGRESS_TOKEN)
-        meta = SessionRequestMeta(
-            self.version,
-            self.client_capabilities,
-            self.client_info,
-            self.log_level or DEFAULT_LOG_LEVEL,
-            token if type(token) in (str, int) else None,
-            raw,
-        )
-        meta.outbox = outbox
-        meta.session = self
-        return meta
+        return legacy_result(await self.server.handle(request))
 
     def _subscribe(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         if "resources" not in self.server.capabilities():
             raise MethodNotFound(f"Method not found: {method} (no resources on this server)")
-        uri = params.get("uri")
-        if type(uri) is not str:
-            raise InvalidParams('Invalid params: "uri" must be a string')
+        uri = params["uri"]  # a string (admitted)
         if method == "resources/subscribe":
             self.subscriptions.add(uri)
         else:
@@ -294,8 +276,6 @@ class LegacySession:
 
     def _list(self, method: str, cursor: Any) -> Any:
         """List pages encoded once per change, like the modern ones (shape: no cache hints)."""
-        if cursor is not None and type(cursor) is not str:
-            raise InvalidParams('Invalid params: "cursor" must be a string')
         granted = methods.list_granted(self.server, method)
         key = ("legacy:" + method, cursor, granted)
         cached = self.server.list_cache.get(key)
@@ -303,12 +283,3 @@ class LegacySession:
             page = legacy_page(method, methods.list_page(self.server, method, cursor, granted))
             cached = self.server.list_cache[key] = Fragment(orjson.dumps(page))
         return cached
-
-
-def outbox_emit(outbox: Outbox) -> Any:
-    """The `Emit` of a request served on a session: notifications go to its outbox."""
-
-    async def emit(method: str, params: dict[str, Any]) -> None:
-        outbox.send(encode_notification(method, params))
-
-    return emit

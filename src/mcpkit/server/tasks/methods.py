@@ -4,33 +4,30 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ...auth.access import current_principal
 from ...protocol.errors import InvalidParams, MethodNotFound, MissingRequiredClientCapability
-from ...protocol.jsonrpc import Request
 from ...protocol.meta import RequestMeta
 from ...protocol.tasks import REQUIRED_TASKS, declares_tasks
 from ..inputs import parse_answer
+from ..ownership import current_owner
 from .store import TaskRecord
 
 if TYPE_CHECKING:
-    from ..context import Emit
+    from ..admission import ServerRequest
     from ..methods import Handler
     from ..server import Server
 
 
-def _record(server: Server, request: Request, meta: RequestMeta) -> TaskRecord:
+def _record(server: Server, request: ServerRequest) -> TaskRecord:
     if not server.serves_tasks:
         raise MethodNotFound(f"Method not found: {request.method} (this server runs no tasks)")
-    if not declares_tasks(meta.client_capabilities):
+    if not declares_tasks(request.meta.client_capabilities):
         raise MissingRequiredClientCapability(
             REQUIRED_TASKS,
             f"{request.method} needs the io.modelcontextprotocol/tasks extension in the "
             "request's client capabilities",
         )
-    task_id = (request.params or {}).get("taskId")
-    if type(task_id) is not str:
-        raise InvalidParams('Invalid params: "taskId" must be a string')
-    record = server.tasks.get(task_id, current_principal())
+    task_id = request.params["taskId"]  # a string (admitted)
+    record = server.tasks.get(task_id, current_owner())
     if record is None:
         # Unknown, expired, or another caller's: the same answer for all three (TASK-19).
         raise InvalidParams(f"Task not found: {task_id}", {"taskId": task_id})
@@ -46,8 +43,8 @@ def listened_tasks(server: Server, wanted: Any, meta: RequestMeta) -> list[str]:
         )
     if not isinstance(wanted, list) or not all(isinstance(t, str) for t in wanted):
         raise InvalidParams('Invalid params: "taskIds" must be a list of task ids')
-    principal = current_principal()
-    return [t for t in wanted if server.tasks.get(t, principal) is not None]
+    caller = current_owner()
+    return [t for t in wanted if server.tasks.get(t, caller) is not None]
 
 
 def _complete(server: Server, result: dict[str, Any]) -> dict[str, Any]:
@@ -57,17 +54,13 @@ def _complete(server: Server, result: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-async def tasks_get(server: Server, request: Request, meta: RequestMeta, emit: Emit | None) -> Any:
-    return _complete(server, _record(server, request, meta).detailed())
+async def tasks_get(server: Server, request: ServerRequest) -> Any:
+    return _complete(server, _record(server, request).detailed())
 
 
-async def tasks_update(
-    server: Server, request: Request, meta: RequestMeta, emit: Emit | None
-) -> Any:
-    record = _record(server, request, meta)
-    responses = (request.params or {}).get("inputResponses")
-    if not isinstance(responses, dict):
-        raise InvalidParams('Invalid params: "inputResponses" must be an object')
+async def tasks_update(server: Server, request: ServerRequest) -> Any:
+    record = _record(server, request)
+    responses = request.params["inputResponses"]  # an object (admitted)
     # TASK-13: answers for keys not outstanding are ignored; the rest are checked like MRTR
     # answers (a malformed one is -32602 and nothing is taken), and may be partial.
     answers = {
@@ -80,10 +73,8 @@ async def tasks_update(
     return _complete(server, {})
 
 
-async def tasks_cancel(
-    server: Server, request: Request, meta: RequestMeta, emit: Emit | None
-) -> Any:
-    record = _record(server, request, meta)
+async def tasks_cancel(server: Server, request: ServerRequest) -> Any:
+    record = _record(server, request)
     # Cooperative (TASK-14): the handler sees CancelledError; the task settles `cancelled`
     # unless it finishes first. A terminal task is left as it is (the same empty ack).
     if record.runner is not None and not record.terminal:

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from ...protocol.errors import MissingRequiredClientCapability
 from ...protocol.tasks import REQUIRED_TASKS
 from ..inputs import InputCall, check_capability
+from ..ownership import current_owner
 from .store import TaskRecord, TaskStore
 
 if TYPE_CHECKING:
@@ -36,7 +37,7 @@ class TaskInputs:
     def __init__(self, record: TaskRecord, ctx: Context) -> None:
         self.record = record
         self.meta = ctx.meta
-        self.state = getattr(ctx._inputs, "state", None)
+        self.state = ctx._inputs.state if ctx._inputs is not None else None
 
     async def resolve(self, calls: list[InputCall]) -> list[Any]:
         for call in calls:
@@ -61,7 +62,7 @@ class Launcher:
         self.detached: asyncio.Future[None] = asyncio.get_running_loop().create_future()
 
     def detach(self, ctx: Context, status_message: str | None) -> TaskRecord:
-        record = self.store.create(ctx.principal)
+        record = self.store.create(current_owner())
         record.status_message = status_message
         ctx._task = record
         ctx._inputs = TaskInputs(record, ctx)

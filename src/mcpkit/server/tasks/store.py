@@ -15,9 +15,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ...protocol.errors import InternalError, MCPError
+from ...protocol.errors import InternalError, MCPError, TaskLimitReached
 from ...protocol.tasks import TERMINAL, TaskStatus, task_wire
 from ..inputs import InputCall
+from ..ownership import Owner, same_owner
 
 
 @dataclass(slots=True)
@@ -38,9 +39,9 @@ class TaskRecord:
         "error",
         "expires",
         "id",
+        "owner",
         "pending",
         "poll_interval_ms",
-        "principal",
         "result",
         "runner",
         "status",
@@ -53,14 +54,14 @@ class TaskRecord:
     def __init__(
         self,
         task_id: str,
-        principal: str | None,
+        owner: Owner,
         ttl_ms: int | None,
         poll_interval_ms: int | None,
         on_change: Callable[[TaskRecord], None],
     ) -> None:
         now = time.time()
         self.id = task_id
-        self.principal = principal
+        self.owner = owner
         self.status: TaskStatus = "working"
         self.status_message: str | None = None
         self.created = self.updated = now
@@ -167,8 +168,8 @@ class TaskRecord:
 
 
 class TaskStore:
-    """Tasks of this process by id: unguessable ids (TASK-19), bound to the principal that made
-    them, kept `ttl_seconds` from creation (a running task past it is cancelled), at most
+    """Tasks of this process by id: unguessable ids (TASK-19), bound to the caller that made
+    them (`ownership`), kept `ttl_seconds` from creation (a running task past it is cancelled), at most
     `max_tasks` at once (the oldest finished one makes room for a new one).
 
     `poll_interval_ms` is the polling pace suggested to clients (TASK-09)."""
@@ -194,21 +195,24 @@ class TaskStore:
     def __len__(self) -> int:
         return len(self._tasks)
 
-    def create(self, principal: str | None) -> TaskRecord:
+    def create(self, owner: Owner) -> TaskRecord:
         self.purge()
         if len(self._tasks) >= self.max_tasks and not self._evict_finished():
-            raise InternalError("Too many tasks in progress on this server; try again later")
+            raise TaskLimitReached(
+                f"Too many tasks in progress on this server (limit {self.max_tasks}); "
+                "try again later"
+            )
         task_id = self.id_prefix + secrets.token_urlsafe(18)
-        record = TaskRecord(task_id, principal, self.ttl_ms, self.poll_interval_ms, self._changed)
+        record = TaskRecord(task_id, owner, self.ttl_ms, self.poll_interval_ms, self._changed)
         self._tasks[task_id] = record  # durable before anyone hears of it (TASK-07)
         self.on_change(record)
         return record
 
-    def get(self, task_id: Any, principal: str | None) -> TaskRecord | None:
-        """The caller's task; another principal's task is as unknown as a missing one."""
+    def get(self, task_id: Any, caller: Owner) -> TaskRecord | None:
+        """The caller's task; another caller's task is as unknown as a missing one."""
         self.purge()
         record = self._tasks.get(task_id) if isinstance(task_id, str) else None
-        if record is None or record.principal != principal:
+        if record is None or not same_owner(record.owner, caller):
             return None
         return record
 
