@@ -24,7 +24,7 @@ import pytest
 
 import interop_support
 from gateway_support import Answers, accept
-from host_support import NORTHWIND, SERVERS, northwind_http
+from host_support import NORTHWIND, SERVERS, child_pids, northwind_http
 from inspector_support import inspector_cli
 from mcpkit.client import Client, ClientError
 from mcpkit.protocol.errors import MCPError
@@ -219,21 +219,6 @@ def _compact(value: Any) -> str:
 
 
 # -- changes and failures of the servers behind it ---------------------------------------
-def grandchild(parent: int, marker: str) -> int:
-    """The pid of `parent`'s child whose command line holds `marker` (Linux /proc)."""
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
-        except OSError:
-            continue
-        if int(stat.rsplit(")", 1)[1].split()[1]) == parent and marker in cmdline:
-            return int(entry.name)
-    raise LookupError(f"no child of {parent} runs {marker}")
-
-
 async def next_tools(client: Client, sub: Any, want: bool) -> set[str]:
     """Wait for list_changed notices until shipping's tool is (or is not) listed."""
     async with asyncio.timeout(30):
@@ -266,7 +251,8 @@ async def test_changes_and_failures_reach_the_gateways_clients(tmp_path: Path) -
         assert not status.is_error, status.text
         assert status.structured_content["state"] == "held"
         # shipping (stdio, a child of the gateway) dies: its tools leave, then come back.
-        os.kill(grandchild(gateway.proc.pid, "shipping_server.py"), signal.SIGKILL)
+        (shipping,) = child_pids("shipping_server.py", parent=gateway.proc.pid)
+        os.kill(shipping, signal.SIGKILL)
         names = await next_tools(alice, sub, want=False)
         assert "warehouse__get_stock" in names
         with pytest.raises(MCPError):

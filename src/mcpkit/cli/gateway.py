@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from .errors import CLIError
-from .runtime import ConfigOpt
+from .runtime import ConfigOpt, HostOpt, PortOpt
 
 
 class FrontTransport(StrEnum):
@@ -25,13 +25,8 @@ def gateway(
     stdio: Annotated[
         bool, typer.Option("--stdio", help="Serve over stdio (same as --transport stdio).")
     ] = False,
-    host: Annotated[
-        str | None, typer.Option(help="HTTP bind address [MCPKIT_HOST, else 127.0.0.1].")
-    ] = None,
-    port: Annotated[
-        int | None,
-        typer.Option(help="HTTP port, 1-65535 [MCPKIT_PORT, else 8000].", min=1, max=65535),
-    ] = None,
+    host: HostOpt = None,
+    port: PortOpt = None,
     log_level: Annotated[
         str | None,
         typer.Option("--log-level", "-l", help="Log level on stderr (debug ... error)."),

@@ -98,6 +98,8 @@ class RemotePrompt(Prompt):
 
 class RemoteResource(Resource):
     __slots__ = ("link", "remote")
+    link: UpstreamLink
+    remote: str
 
     def __init__(
         self,
@@ -107,17 +109,14 @@ class RemoteResource(Resource):
         *,
         scopes: Iterable[str] = (),
     ) -> None:
-        self.link = link
-        self.remote = remote
         self.uri = str(definition["uri"])
-        self.definition = definition
-        self.mime_type = definition.get("mimeType")
-        self.scopes = frozenset(scopes)
-        self.context_param = None
+        _listed(self, link, remote, definition, scopes)
 
 
 class RemoteTemplate(ResourceTemplate):
     __slots__ = ("link", "remote")
+    link: UpstreamLink
+    remote: str
 
     def __init__(
         self,
@@ -127,16 +126,27 @@ class RemoteTemplate(ResourceTemplate):
         *,
         scopes: Iterable[str] = (),
     ) -> None:
-        self.link = link
-        self.remote = remote
         self.template = ListedTemplate(str(definition["uriTemplate"]))
-        self.definition = definition
-        self.mime_type = definition.get("mimeType")
-        self.scopes = frozenset(scopes)
-        self.context_param = None
+        _listed(self, link, remote, definition, scopes)
 
     def match(self, uri: str) -> dict[str, str] | None:
         return None  # reads are routed by the front, never matched here
+
+
+def _listed(
+    entry: RemoteResource | RemoteTemplate,
+    link: UpstreamLink,
+    remote: str,
+    definition: dict[str, Any],
+    scopes: Iterable[str],
+) -> None:
+    """What a listed resource or template entry holds (its reads go to the front)."""
+    entry.link = link
+    entry.remote = remote
+    entry.definition = definition
+    entry.mime_type = definition.get("mimeType")
+    entry.scopes = frozenset(scopes)
+    entry.context_param = None
 
 
 class ListedTemplate(UriTemplate):
