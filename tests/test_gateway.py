@@ -155,3 +155,19 @@ def test_the_command_says_what_is_wrong_in_one_line(tmp_path: Path) -> None:
         assert done.returncode == 1
         lines = done.stderr.strip().splitlines()
         assert len(lines) == 1 and expected in lines[0], done.stderr
+
+
+async def test_a_tools_deadline_cancels_it_on_the_backend() -> None:
+    backend = build()
+    async with serving(backend) as url:
+        entry = {
+            "url": url,
+            "trusted": True,
+            "consent": {"allow": ["*"]},
+            "timeouts": {"hold": 0.3},
+        }
+        async with serving(Gateway(config({"app": entry}))) as front, Client(front) as client:
+            late = await client.call_tool("app__hold", {})
+            assert late.is_error and "within its deadline (0.3 s)" in late.text
+            await asyncio.wait_for(backend.cancelled.wait(), 10)  # type: ignore[attr-defined]
+            assert (await client.call_tool("app__echo", {"text": "still up"})).text == "still up"

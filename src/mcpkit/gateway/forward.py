@@ -103,13 +103,13 @@ async def _send(
             body,
             raw=True,
             use_cache=False,
-            timeout=None if deadline is not None else ...,
+            timeout=None if clock is not None else deadline.seconds if deadline else ...,
             progress=progress,
             log_level=ctx.meta.log_level,
         )
 
-    if deadline is None:
-        return await attempt()
+    if deadline is None or not deadline.restart_on_progress:
+        return await attempt()  # a fixed deadline is the client's own timeout (RequestTimeout)
     return await within(deadline, attempt)
 
 

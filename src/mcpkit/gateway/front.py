@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
 from typing import Any
 
-from ..client import ClientError
+from ..client import ClientError, RequestTimeout
 from ..host.backoff import Backoff
 from ..host.config import ServerConfig
 from ..host.deadlines import DeadlineExceeded
@@ -172,6 +172,7 @@ class Front(Server):
                     headers=headers,
                     scopes=self.scopes_for(link, "tool", remote),
                     accepts=frozenset(properties) if isinstance(properties, dict) else frozenset(),
+                    tasks=link.serves_tasks,
                 )
             for d in link.catalog.prompts:
                 remote = str(d["name"])
@@ -262,11 +263,12 @@ class Front(Server):
                 f"The {link.name!r} server is unavailable right now (the gateway is "
                 "reconnecting); try again shortly."
             )
-        except DeadlineExceeded as exc:
+        except (DeadlineExceeded, RequestTimeout) as exc:
             link.report(exc)
+            deadline = link.config.deadline(tool.remote)
             return error_result(
                 f"The call to {tool.name} got no answer within its deadline "
-                f"({exc.deadline.describe()}) and was cancelled. It may or may not have taken "
+                f"({deadline.describe()}) and was cancelled. It may or may not have taken "
                 "effect: check before calling it again."
             )
         except ClientError as exc:
@@ -343,7 +345,7 @@ async def _forwarded(
         result = await forward(link, method, params, ctx)
     except Unavailable:
         raise InternalError(f"The {link.name!r} server is unavailable right now") from None
-    except DeadlineExceeded as exc:
+    except (DeadlineExceeded, RequestTimeout) as exc:
         link.report(exc)
         raise InternalError(f"The {link.name!r} server did not answer in time") from None
     except ClientError as exc:

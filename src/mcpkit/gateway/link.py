@@ -30,6 +30,7 @@ from ..host.link import ServerLink
 from ..host.pins import ToolPins
 from ..host.supervision import StateChange, connection_lost, describe
 from ..protocol.errors import MCPError
+from ..protocol.tasks import TASKS_EXTENSION
 from ..server.caching import CacheHint
 from ..server.context import Context
 from .inputs import Bridges
@@ -153,6 +154,12 @@ class UpstreamLink(ServerLink):
             auth=oauth_for(self.config, interactive=False),
             on_log=_route_log,
         )
+
+    @property
+    def serves_tasks(self) -> bool:
+        """The backend serves the tasks extension (a legacy one never does)."""
+        extensions = self.capabilities.get("extensions")
+        return isinstance(extensions, dict) and TASKS_EXTENSION in extensions
 
     def _target(self) -> Any:
         return self.target if self.target is not None else self.config.client_target()

@@ -34,8 +34,9 @@ def header_params(definition: dict[str, Any]) -> list[HeaderParam] | None:
 
 
 class RemoteTool(Tool):
-    """A backend's tool under its front name. It may become a task when the front declared the
-    tasks extension and the backend answers with one (`task_start="handler"`)."""
+    """A backend's tool under its front name. On a backend that serves the tasks extension it
+    may become a task: when the front declared the extension and the backend answers with one
+    (`task_start="handler"`)."""
 
     __slots__ = ("accepts", "link", "remote", "run")
 
@@ -49,6 +50,7 @@ class RemoteTool(Tool):
         headers: list[HeaderParam],
         scopes: Iterable[str] = (),
         accepts: frozenset[str] = frozenset(),
+        tasks: bool = False,
     ) -> None:
         # The registry entry only: validation, schema and result shaping are the backend's.
         self.link = link
@@ -59,7 +61,7 @@ class RemoteTool(Tool):
         self.name = str(definition["name"])
         self.definition = definition
         self.scopes = frozenset(scopes)
-        self.task = "optional"
+        self.task = "optional" if tasks else None
         self.task_start = "handler"
         self.timeout = None
         self.mask_errors = True
