@@ -157,7 +157,7 @@ def report(transport: str, concurrency: int, runs: dict[str, Any], duration: flo
     )
 
 
-def serve_proxy(target: str, port: int | None) -> None:
+def serve_proxy(target: str, port: int | None, tools: int | None = None) -> None:
     """The proxy process: in front of `target` (a URL), or of a stdio backend ("stdio")."""
     import logging
 
@@ -167,7 +167,8 @@ def serve_proxy(target: str, port: int | None) -> None:
     if target == "stdio":
         proxy([*BACKEND, "--stdio"]).run("stdio")
     elif target == "http-child":  # the harness target: its own backend over stdio
-        proxy([*BACKEND, "--stdio"]).run("http", port=port)
+        extra = ["--tools", str(tools)] if tools else []
+        proxy([*BACKEND, "--stdio", *extra]).run("http", port=port)
     else:
         proxy(target).run("http", port=port)
 
@@ -187,7 +188,7 @@ def main() -> None:
         serve_proxy(args.serve_proxy, args.port)
         return
     if args.serve:
-        serve_proxy("http-child", args.port)
+        serve_proxy("http-child", args.port, args.tools)
         return
     import uvloop
 
