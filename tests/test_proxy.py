@@ -156,3 +156,34 @@ async def test_caching_hints_are_never_widened() -> None:
         assert (read["ttlMs"], read["cacheScope"]) == (30_000, "public")
         prompts = await client.request("prompts/list", use_cache=False)
         assert prompts["cacheScope"] == "public" and prompts["ttlMs"] <= 60_000
+
+
+@pytest.mark.parametrize("front_era", ["modern", "legacy"])
+@pytest.mark.parametrize("backend_era", ["modern", "legacy"])
+async def test_logs_sampling_and_roots_through_the_proxy(
+    backend: tuple[Server, str], backend_era: str, front_era: str
+) -> None:
+    _, url = backend
+    logs: list[Any] = []
+
+    def sample(params: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "role": "assistant",
+            "content": {"type": "text", "text": "Paris"},
+            "model": "test-model",
+        }
+
+    async with (
+        serving(proxy(url, era=backend_era)) as front,
+        Client(
+            front,
+            era=front_era,  # type: ignore[arg-type]
+            sampling=sample,
+            roots=["file:///work/project"],
+            log_level="info",
+            on_log=lambda level, data, logger: logs.append(data),
+        ) as client,
+    ):
+        result = await client.call_tool("chatty", {})
+        assert result.text == "Paris / file:///work/project"
+        assert "chatty says hi" in logs

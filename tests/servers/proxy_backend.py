@@ -5,7 +5,7 @@ Tools: `echo`, `greet` (asks the user's name), `count` (progress), `hold` (waits
 cancelled, recording that it was), `job` (runs as a task when the client allows; asks a
 question inside the task), `grow` (adds a tool: list_changed), `touch` (a resource update),
 `whoami` (echoes a `customer_id` argument), `open_basket` / `basket` (a state handle),
-`session` (the 2025-11-25 session id the call came on), `link` (a resource link). A resource, a template, a prompt and
+`session` (the 2025-11-25 session id the call came on), `link` (a resource link), `chatty` (a log line, a sampling request, the roots). A resource, a template, a prompt and
 completions.
 """
 
@@ -111,6 +111,14 @@ def build(name: str = "proxy-backend") -> Server:
         """The legacy session this call came on ("none" on the 2026-07-28 wire)."""
         own = getattr(ctx._inputs, "session", None)  # a session's input channel knows it
         return own.id if own is not None else "none"
+
+    @server.tool()
+    async def chatty(ctx: Context) -> str:
+        """Log a line, ask the client's model, list its roots."""
+        await ctx.info("chatty says hi")
+        answer = await ctx.sample("Capital of France?", max_tokens=10)
+        roots = await ctx.list_roots()
+        return f"{answer.text} / {', '.join(r.uri for r in roots)}"
 
     @server.tool()
     async def link() -> list[Any]:
