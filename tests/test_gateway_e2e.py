@@ -260,3 +260,16 @@ async def test_changes_and_failures_reach_the_gateways_clients(tmp_path: Path) -
         await next_tools(alice, sub, want=True)
         back = await alice.call_tool("shipping__track_parcel", {"parcel_id": "NW-1042"})
         assert '"in transit"' in back.text
+
+
+async def test_the_gateway_over_stdio_as_claude_desktop_starts_it(tmp_path: Path) -> None:
+    """The README's Claude Desktop entry: `mcpkit gateway --stdio`, the caller's token from the
+    environment (MCP_ACCESS_TOKEN, BASE-31)."""
+    async with northwind_http() as env:
+        config = tmp_path / "gateway.json"
+        shutil.copy(NORTHWIND / "gateway.json", config)
+        command = [sys.executable, "-m", "mcpkit", "gateway", "--config", str(config), "--stdio"]
+        environment = {**os.environ, **env, "MCP_ACCESS_TOKEN": "dev-bob"}
+        async with Client(command, env=environment, cwd=str(ROOT), stderr="discard") as bob:
+            assert {t.name for t in await bob.list_tools()} >= NAMES
+            assert "ORD-9" in (await bob.call_tool("returns__list_orders", {})).text

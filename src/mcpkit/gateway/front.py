@@ -111,8 +111,7 @@ class Front(Server):
             await asyncio.gather(*(link.close() for link in self.links.values()))
 
     def _link_changed(self, link: ServerLink, change: StateChange) -> None:
-        log.info("%s", change.describe())
-        self.rebuild()
+        self.rebuild()  # the link logs the change itself
 
     def _catalog_changed(self, link: UpstreamLink, method: str) -> None:
         self.rebuild()
