@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN     = $(VENV)/bin
 STAMP   = $(VENV)/.installed-stamp
 
-.PHONY: test lint typecheck unit demo docs conformance bench clean eval-tools
+.PHONY: test lint typecheck unit demo demo-ui screenshots docs conformance bench clean eval-tools
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { echo "mcpkit needs Python 3.11+ (set PYTHON=...)"; exit 1; }
@@ -27,6 +27,15 @@ test: lint typecheck unit
 
 demo: $(STAMP)
 	$(BIN)/python examples/northwind/demo.py
+
+# The Northwind support agent in the web UI (prints the address with its access token).
+demo-ui: $(STAMP)
+	$(BIN)/python examples/northwind/demo_ui.py
+
+# PNGs of the web UI for the README: the browser test's own session (Debian's chromium),
+# writing into docs/ instead of build/screenshots.
+screenshots: $(STAMP)
+	MCPKIT_SCREENSHOTS=docs MCPKIT_BROWSER_TESTS=required $(BIN)/pytest tests/test_web_ui.py -k northwind
 
 # search_tools over 26 real tool catalogues and 134 labelled requests (about 2 minutes).
 eval-tools: $(STAMP)

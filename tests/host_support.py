@@ -31,7 +31,11 @@ SERVERS = ROOT / "tests/servers"
 async def start_http(argv: Sequence[str], port: int) -> asyncio.subprocess.Process:
     """`python *argv PORT`, once it listens."""
     proc = await asyncio.create_subprocess_exec(sys.executable, *argv, str(port))
-    await wait_port(port, proc)
+    try:
+        await wait_port(port, proc)
+    except BaseException:
+        await stop(proc)
+        raise
     return proc
 
 
@@ -50,11 +54,12 @@ async def northwind_http(warehouse: Sequence[str] = WAREHOUSE) -> AsyncIterator[
     """The warehouse (`python *warehouse PORT`) and returns servers over HTTP; yields the
     environment the Northwind configs expand."""
     ports = {"WAREHOUSE_PORT": free_port(), "RETURNS_PORT": free_port()}
-    procs = [
-        await start_http(warehouse, ports["WAREHOUSE_PORT"]),
-        await start_http([str(NORTHWIND / "returns_server.py")], ports["RETURNS_PORT"]),
-    ]
-    try:
+    procs: list[asyncio.subprocess.Process] = []
+    try:  # a server that fails to start must not leave the other one running
+        procs.append(await start_http(warehouse, ports["WAREHOUSE_PORT"]))
+        procs.append(
+            await start_http([str(NORTHWIND / "returns_server.py")], ports["RETURNS_PORT"])
+        )
         yield {"PYTHON": sys.executable, **{k: str(v) for k, v in ports.items()}}
     finally:
         await stop(*procs)
@@ -303,6 +308,15 @@ def host_for(
     provider = "anthropic" if api.path == api_path("anthropic") else "openai"
     settings = options.pop("settings", None) or settings_for(cfg, tmp_path)
     return Host(cfg, model=make_model(provider, api), ui=ui, settings=settings, **options)
+
+
+def web_for(cfg: HostConfig, api: FakeAPI, tmp_path: Path, **options: Any) -> Any:
+    """The web UI's host on the fake API's model, with the example's settings."""
+    from mcpkit.host.web import WebHost
+
+    provider = "anthropic" if api.path == api_path("anthropic") else "openai"
+    settings = settings_for(cfg, tmp_path)
+    return WebHost(cfg, model=make_model(provider, api), settings=settings, **options)
 
 
 def script(provider: str, *steps: Step | Reply) -> list[Reply]:

@@ -214,7 +214,8 @@ async def test_the_chat_shows_servers_and_asks_to_approve_a_changed_tool(tmp_pat
         await host.fleet.refresh()
         assert [t.name for t in host.fleet.catalog()] == ["shipping__track_parcel"]
     out = console.export_text()
-    assert "shipping" in out and "ready" in out and "0, 1 withheld" in out
+    # 1 tool offered: reserve_replacement, for the parcel card app only (never to the model).
+    assert "shipping" in out and "ready" in out and "1, 1 withheld" in out
     assert "+title:" not in out and "-title:" in out and "+description:" in out
     assert questions == ["Approve the new definition of shipping/track_parcel?"]
 

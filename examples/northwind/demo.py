@@ -11,10 +11,12 @@ goes to the real model instead (MCPKIT_ANTHROPIC_MODEL / MCPKIT_OPENAI_MODEL pic
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import socket
 import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +61,9 @@ async def start_http_server(script: str, port: int) -> asyncio.subprocess.Proces
             if proc.returncode is not None:
                 break
             await asyncio.sleep(0.05)
+    if proc.returncode is None:
+        proc.terminate()
+        await proc.wait()
     raise RuntimeError(f"{script} did not start on port {port}")
 
 
@@ -100,16 +105,31 @@ async def run_agent(
             await agent.ask(turn)
 
 
-async def main() -> None:
-    console = Console(force_terminal=sys.stdout.isatty() or None, width=110)
+@contextlib.asynccontextmanager
+async def http_servers() -> AsyncIterator[dict[str, str]]:
+    """The warehouse and returns servers on free ports; yields the environment the configs
+    expand (and works from the repository root, where the configs' paths start)."""
     ports = {"WAREHOUSE_PORT": free_port(), "RETURNS_PORT": free_port()}
     env = {**os.environ, "PYTHON": sys.executable, **{k: str(v) for k, v in ports.items()}}
-    procs = [
-        await start_http_server("warehouse_server.py", ports["WAREHOUSE_PORT"]),
-        await start_http_server("returns_server.py", ports["RETURNS_PORT"]),
-    ]
-    os.chdir(ROOT)
+    procs: list[asyncio.subprocess.Process] = []
     try:
+        for script, port in (
+            ("warehouse_server.py", "WAREHOUSE_PORT"),
+            ("returns_server.py", "RETURNS_PORT"),
+        ):
+            procs.append(await start_http_server(script, ports[port]))
+        os.chdir(ROOT)
+        yield env
+    finally:
+        for proc in procs:
+            with contextlib.suppress(ProcessLookupError):  # Ctrl-C reached it already
+                proc.terminate()
+        await asyncio.gather(*(p.wait() for p in procs))
+
+
+async def main() -> None:
+    console = Console(force_terminal=sys.stdout.isatty() or None, width=110)
+    async with http_servers() as env:
         config = load_config(HERE / "northwind.json", env=env)
         agents = json.loads((HERE / "northwind.json").read_text())["agents"]
         real = bool(os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("OPENAI_API_KEY"))
@@ -129,10 +149,6 @@ async def main() -> None:
                 console, config, agents, name, make_model(None) if real else scripted(), turns
             )
         console.print(Rule("demo finished"))
-    finally:
-        for proc in procs:
-            proc.terminate()
-        await asyncio.gather(*(p.wait() for p in procs))
 
 
 if __name__ == "__main__":

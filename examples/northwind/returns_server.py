@@ -60,17 +60,38 @@ async def create_return(
         f"Return order {order_id} ({order[1]}) because: {reason}? A prepaid label will be emailed.",
         {
             "type": "object",
-            "properties": {"confirm": {"type": "boolean", "title": "Confirm the return"}},
+            "properties": {
+                "confirm": {"type": "boolean", "title": "Confirm the return"},
+                "units": {
+                    "type": "integer",
+                    "title": "Units to return",
+                    "minimum": 1,
+                    "maximum": 3,
+                    "default": 1,
+                },
+                "label": {
+                    "type": "string",
+                    "title": "Return label",
+                    "oneOf": [
+                        {"const": "email", "title": "E-mail me a prepaid label"},
+                        {"const": "print", "title": "Print it at the post office"},
+                    ],
+                    "default": "email",
+                },
+            },
             "required": ["confirm"],
         },
     )
-    if not answer.accepted or not (answer.content or {}).get("confirm"):
+    content = answer.content or {}
+    if not answer.accepted or not content.get("confirm"):
         return {"status": "not created", "reason": f"the customer chose to {answer.action}"}
     return {
         "status": "created",
         "rma": f"RMA-{next(_rma)}",
         "order_id": order_id,
         "customer": customer,
+        "units": str(content.get("units", 1)),
+        "label": str(content.get("label", "email")),
     }
 
 

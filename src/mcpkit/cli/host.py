@@ -21,6 +21,17 @@ ServersOpt = Annotated[
     typer.Option("--server", "-s", help="Use only these servers (repeatable).", show_default=False),
 ]
 
+ModelOpt = Annotated[
+    str | None, typer.Option("--model", "-m", help="anthropic:NAME or openai:NAME.")
+]
+AgentOpt = Annotated[
+    str | None, typer.Option("--agent", "-a", help='An agent from the config\'s "agents".')
+]
+AuditOpt = Annotated[
+    Path | None, typer.Option("--audit", help="Append one JSON line per tool call here.")
+]
+SystemOpt = Annotated[str | None, typer.Option("--system", help="System prompt.")]
+
 
 def _load(config: Path | None) -> Any:
     from ..host import ConfigError, load_config
@@ -84,6 +95,24 @@ def _agent_spec(
         raise CLIError(f"no agent {agent!r} in the configuration{hint}")
     spec = agents[agent]
     return servers or spec.get("servers"), spec.get("system")
+
+
+def _prepare(
+    config: Path | None, agent: str | None, servers: list[str] | None, audit: Path | None
+) -> tuple[Any, list[str] | None, str | None, Any]:
+    """What `host` and `ui` start from: the config, the servers and system prompt of the
+    agent, and the host settings (with `--audit`)."""
+    from dataclasses import replace
+
+    from .runtime import host_settings
+
+    cfg = _load(config)
+    chosen, agent_system = _agent_spec(cfg, agent, servers)
+    _check_servers(cfg, chosen)
+    settings = host_settings(config, cfg)
+    if audit is not None:
+        settings = replace(settings, audit=audit)
+    return cfg, chosen, agent_system, settings
 
 
 def _check_servers(config: Any, servers: list[str] | None) -> None:
@@ -152,12 +181,8 @@ def tools(
 def host(
     prompt: Annotated[str | None, typer.Argument(help="One-shot: ask this and exit.")] = None,
     config: ConfigOpt = None,
-    model: Annotated[
-        str | None, typer.Option("--model", "-m", help="anthropic:NAME or openai:NAME.")
-    ] = None,
-    agent: Annotated[
-        str | None, typer.Option("--agent", "-a", help='An agent from the config\'s "agents".')
-    ] = None,
+    model: ModelOpt = None,
+    agent: AgentOpt = None,
     servers: ServersOpt = None,
     allow: Annotated[
         list[str] | None,
@@ -170,10 +195,8 @@ def host(
         bool,
         typer.Option("--non-interactive", help="Deny what would ask (the default without a TTY)."),
     ] = False,
-    audit: Annotated[
-        Path | None, typer.Option("--audit", help="Append one JSON line per tool call here.")
-    ] = None,
-    system: Annotated[str | None, typer.Option("--system", help="System prompt.")] = None,
+    audit: AuditOpt = None,
+    system: SystemOpt = None,
     log_level: Annotated[
         str | None,
         typer.Option(
@@ -187,7 +210,6 @@ def host(
     """Chat with an agent that uses the configured MCP servers, asking before risky calls."""
     import asyncio
     import sys
-    from dataclasses import replace
 
     from rich.console import Console
     from rich.prompt import Confirm, Prompt
@@ -197,16 +219,11 @@ def host(
     from ..host.terminal import TerminalUI
     from ..protocol.meta import LOG_LEVELS
     from .output import print_error
-    from .runtime import host_settings, print_servers, review_pins
+    from .runtime import print_servers, review_pins
 
     if log_level is not None and log_level not in LOG_LEVELS:
         raise CLIError(f"--log-level {log_level!r}: use one of {', '.join(LOG_LEVELS)}")
-    cfg = _load(config)
-    chosen, agent_system = _agent_spec(cfg, agent, servers)
-    _check_servers(cfg, chosen)
-    settings = host_settings(config, cfg)
-    if audit is not None:
-        settings = replace(settings, audit=audit)
+    cfg, chosen, agent_system, settings = _prepare(config, agent, servers, audit)
     interactive = not non_interactive and sys.stdin.isatty()
     llm = _Waiting(_model(model))
     console = Console()

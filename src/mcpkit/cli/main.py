@@ -206,6 +206,7 @@ def _register_commands() -> None:
     from .install import install
     from .lint import lint
     from .pins import app as pins_app
+    from .ui import ui
 
     app.command()(discover)
     app.command("list")(list_)
@@ -218,6 +219,7 @@ def _register_commands() -> None:
     app.add_typer(pins_app, name="pins")
     app.command("audit")(audit)
     app.command()(lint)
+    app.command("ui")(ui)
     app.command()(gateway)
 
 

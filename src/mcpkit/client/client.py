@@ -36,7 +36,7 @@ from .http_headers import CALL_HEADERS
 from .inputs import ElicitationHandler, InputHandlers, RootsProvider, SamplingHandler
 from .notifications import LogCallback, NotificationRouter, ProgressCallback
 from .output_schema import OutputValidator
-from .session import ClientSession
+from .session import ClientSession, Trace
 from .subscription import Subscription
 from .tasks import follow_task
 from .types import (
@@ -85,11 +85,16 @@ class Client:
         auth: OAuth | None = None,
         tasks: bool = True,
         log_level: str | None = None,
+        extensions: Mapping[str, JSONObject] | None = None,
+        trace: Trace | None = None,
     ) -> None:
         """`auth`: an `mcpkit.auth.OAuth` for servers that answer 401 (HTTP only; a stdio
         server takes credentials from its environment, `env`, as the spec says: BASE-31).
         `tasks`: declare the tasks extension, so that servers may run long tool calls as tasks;
         `call_tool` follows a task to its result either way it is answered.
+        `extensions`: more extensions to declare (id → settings, VER-07), e.g. MCP Apps.
+        `trace`: sees every JSON-RPC message as sent or received (`"send"`/`"recv"`), for
+        inspectors; it must not block.
         `log_level` ("debug" ... "emergency"): ask for the server's log messages at or above it
         on every request (`io.modelcontextprotocol/logLevel`, LOG-03/04; `logging/setLevel` on
         a 2025-11-25 session); they reach `on_log`. None: modern servers send none."""
@@ -98,13 +103,16 @@ class Client:
         self.handlers = InputHandlers(elicitation, sampling, roots, url_elicitation=url_elicitation)
         self.cache = ResultCache() if cache else None
         self.notes = NotificationRouter(self.cache, on_log, on_notification)
+        self.trace = trace
+        #: Extensions declared besides tasks (the legacy `initialize` carries these too).
+        self.extensions: JSONObject = dict(extensions or {})
         self.transport, self._era_key = make_client_transport(
             target,
             headers=headers,
             env=env,
             cwd=cwd,
             stderr=stderr,
-            on_notification=self.notes,
+            on_notification=self.notes if trace is None else self._traced,
             auth=auth,
         )
         self.requested_era = era
@@ -112,11 +120,13 @@ class Client:
         self.max_input_rounds = max_input_rounds
         self.probe_timeout = probe_timeout
         capabilities = self.handlers.capabilities()
-        if tasks:
-            capabilities["extensions"] = {TASKS_EXTENSION: {}}  # TASK-01, per request
+        declared = {**({TASKS_EXTENSION: {}} if tasks else {}), **(extensions or {})}
+        if declared:
+            capabilities["extensions"] = declared  # TASK-01, per request
         self.session = ClientSession(
             self.transport, timeout=timeout, capabilities=capabilities, client_info=client_info
         )
+        self.session.trace = trace
         self.session.log_level = log_level
         self.legacy: LegacySession | None = None
         self.info: ServerInfo | None = None
@@ -177,7 +187,9 @@ class Client:
             self.transport,
             self.handlers,
             self.session.client_info,
-            on_notification=self.notes,
+            on_notification=self.notes if self.trace is None else self._traced,
+            extensions=self.extensions,
+            trace=self.trace,
         )
         self.info = await self.legacy.initialize(self.timeout)
         ERA_CACHE[self._era_key] = "legacy"
@@ -186,6 +198,11 @@ class Client:
                 "logging/setLevel", {"level": self.session.log_level}, timeout=self.timeout
             )
         return self.info
+
+    async def _traced(self, note: Notification) -> None:
+        if self.trace is not None:
+            self.trace("recv", {"jsonrpc": "2.0", "method": note.method, "params": note.params})
+        await self.notes(note)
 
     async def close(self) -> None:
         if self.legacy is not None:
@@ -432,7 +449,20 @@ class Client:
         else:
             params = {"notifications": wanted, "_meta": self.session.request_meta()}
             stream = self.transport.stream  # type: ignore[attr-defined]
-            messages = stream(self.session.next_id(), "subscriptions/listen", params)
+            request_id = self.session.next_id()
+            messages = stream(request_id, "subscriptions/listen", params)
+            if self.trace is not None:
+                self.trace(
+                    "send",
+                    {
+                        "jsonrpc": "2.0",
+                        "id": request_id,
+                        "method": "subscriptions/listen",
+                        "params": params,
+                    },
+                )
+        if self.trace is not None:
+            messages = _trace_stream(messages, self.trace)
         return Subscription(messages, self.notes.invalidate)
 
     async def listen(
@@ -449,6 +479,19 @@ class Client:
         ) as sub:
             async for note in sub:
                 yield note
+
+
+async def _trace_stream(
+    messages: AsyncIterator[JSONObject], trace: Trace
+) -> AsyncIterator[JSONObject]:
+    try:
+        async for message in messages:
+            trace("recv", {"jsonrpc": "2.0", **message})
+            yield message
+    finally:
+        close = getattr(messages, "aclose", None)
+        if close is not None:
+            await close()
 
 
 __all__ = ["ERA_CACHE", "Client", "era_cache_key"]

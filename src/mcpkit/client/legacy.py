@@ -20,6 +20,7 @@ from ..protocol.jsonrpc import JSONObject, Notification
 from ..protocol.versions import LEGACY_LATEST, LEGACY_VERSIONS
 from .errors import ClientError, InvalidResponse, RequestTimeout
 from .inputs import InputHandlers, NoHandler
+from .session import Trace, response_message
 from .transport import Transport
 from .types import ServerInfo
 
@@ -35,6 +36,8 @@ class LegacySession:
         client_info: JSONObject | None,
         *,
         on_notification: Callable[[Notification], Any],
+        extensions: JSONObject | None = None,
+        trace: Trace | None = None,
     ) -> None:
         from .http import HttpTransport
         from .legacy_http import LegacyHttpChannel
@@ -43,6 +46,8 @@ class LegacySession:
         self.handlers = handlers
         self.client_info = client_info or {"name": "mcpkit", "version": "0"}
         self.on_notification = on_notification
+        self.extensions = extensions or {}
+        self.trace = trace
         self._ids = itertools.count(1)
         self._listeners: list[asyncio.Queue[Notification]] = []
         self.channel: Any
@@ -60,6 +65,8 @@ class LegacySession:
         caps = self.handlers.capabilities()
         if "roots" in caps:
             caps["roots"] = {"listChanged": False}
+        if self.extensions:
+            caps["extensions"] = self.extensions  # VER-07
         params = {
             "protocolVersion": LEGACY_LATEST,
             "capabilities": caps,
@@ -109,7 +116,12 @@ class LegacySession:
         request_id = next(self._ids)
         try:
             async with asyncio.timeout(timeout):
+                if self.trace is not None:
+                    sent = {"jsonrpc": "2.0", "id": request_id, "method": method}
+                    self.trace("send", {**sent, "params": params or {}})
                 response = await self.channel.request(request_id, method, params or {})
+                if self.trace is not None:
+                    self.trace("recv", response_message(response))
         except TimeoutError as exc:
             raise RequestTimeout(f"{method} got no response within {timeout} s") from exc
         if response.error is not None:

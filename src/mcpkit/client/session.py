@@ -16,7 +16,7 @@ from typing import Any
 
 from .._version import __version__
 from ..protocol.errors import HeaderMismatch, error_from_wire
-from ..protocol.jsonrpc import JSONObject
+from ..protocol.jsonrpc import JSONObject, Response
 from ..protocol.tasks import declares_tasks
 from ..protocol.versions import (
     LATEST,
@@ -30,7 +30,10 @@ from .stdio import StderrMode
 from .target import HttpTarget, parse_target
 from .transport import NotificationHandler, Transport
 
-__all__ = ["DEFAULT_CLIENT_INFO", "ClientSession", "make_transport"]
+__all__ = ["DEFAULT_CLIENT_INFO", "ClientSession", "Trace", "make_transport"]
+
+#: Sees each JSON-RPC message a client sends (`"send"`) or receives (`"recv"`), as a dict.
+Trace = Callable[[str, JSONObject], None]
 
 DEFAULT_CLIENT_INFO: JSONObject = {"name": "mcpkit", "version": __version__}
 #: `input_required` is handled by `Client` (MRTR); anything else unknown is invalid (BASE-09),
@@ -100,6 +103,7 @@ class ClientSession:
             dict(client_info) if client_info is not None else dict(DEFAULT_CLIENT_INFO)
         )
         self.protocol_version = protocol_version
+        self.trace: Trace | None = None
         #: The level sent as `io.modelcontextprotocol/logLevel` on each request, so the server
         #: may send its log messages at or above it (LOG-03/04); None: no logs.
         self.log_level: str | None = None
@@ -152,11 +156,11 @@ class ClientSession:
             async with asyncio.timeout(limit):
                 request_id = next(self._ids)
                 try:
-                    response = await self.transport.request(request_id, method, body)
+                    response = await self._exchange(request_id, method, body)
                 except StreamBroken:
                     # TR-HTTP-22: the request was lost with its stream; send it again, new id.
                     request_id = next(self._ids)
-                    response = await self.transport.request(request_id, method, body)
+                    response = await self._exchange(request_id, method, body)
         except TimeoutError as exc:
             if isinstance(exc, RequestTimeout):
                 raise
@@ -166,6 +170,14 @@ class ClientSession:
         if response.id != request_id:
             raise InvalidResponse(f"response id {response.id!r} does not match {request_id!r}")
         return _check_result(response.result, declares_tasks(self.capabilities))
+
+    async def _exchange(self, request_id: int, method: str, body: JSONObject) -> Response:
+        if self.trace is None:
+            return await self.transport.request(request_id, method, body)
+        self.trace("send", {"jsonrpc": "2.0", "id": request_id, "method": method, "params": body})
+        response = await self.transport.request(request_id, method, body)
+        self.trace("recv", response_message(response))
+        return response
 
     def next_id(self) -> int:
         return next(self._ids)
@@ -230,6 +242,13 @@ class ClientSession:
                 raise InvalidResponse(f"{method} returned a bad or repeated cursor {cursor!r}")
             seen.add(cursor)
         raise InvalidResponse(f"{method} returned more than {_MAX_PAGES} pages")
+
+
+def response_message(response: Response) -> JSONObject:
+    """A response as it was on the wire (for traces)."""
+    if response.error is not None:
+        return {"jsonrpc": "2.0", "id": response.id, "error": response.error}
+    return {"jsonrpc": "2.0", "id": response.id, "result": response.result}
 
 
 def _check_result(result: Any, tasks: bool) -> JSONObject:

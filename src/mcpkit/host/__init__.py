@@ -17,6 +17,7 @@ from .config import ConfigError, HostConfig, ServerConfig, load_config, parse_co
 from .connections import Fleet
 from .consent import ConsentPolicy, ConsentRules, Decision, PendingCall, Ruling
 from .hooks import CallExtras, CallInfo, OnCall
+from .link import ClientFeatures
 from .logfile import LogFile
 from .models import ModelAdapter, make_model
 from .naming import ToolNames, alias_for
@@ -30,7 +31,8 @@ class Host:
     """A fleet of servers plus agents over it.
 
     `settings` default to the config's `"host"` object (start-up deadline, restart backoff,
-    audit log, log file, pin file); `pins` and `audit` given here win over it.
+    audit log, log file, pin file); `pins` and `audit` given here win over it. `features`
+    are what the UI adds to each server connection (a web UI declares MCP Apps).
     """
 
     def __init__(
@@ -45,6 +47,7 @@ class Host:
         settings: HostSettings | None = None,
         audit: AuditLog | None = None,
         on_call: OnCall | None = None,
+        features: ClientFeatures | None = None,
     ) -> None:
         """`on_call`: called before each tool call to add per-user `_meta`, headers or
         host-owned argument values (see `mcpkit.host.hooks`)."""
@@ -73,6 +76,7 @@ class Host:
             pins=pins,
             servers=servers,
             restart=self.settings.restart,
+            features=features,
         )
         self._log = LogFile(self.settings.log) if self.settings.log is not None else None
 
@@ -133,6 +137,7 @@ __all__ = [
     "AuditLog",
     "CallExtras",
     "CallInfo",
+    "ClientFeatures",
     "ConfigError",
     "ConsentPolicy",
     "ConsentRules",

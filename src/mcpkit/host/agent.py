@@ -8,11 +8,12 @@ tools that are useful right now (`host_tools`); each result is fitted to the out
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 from .audit import AuditLog, start_audit
 from .calls import invoke
 from .catalog import ToolCatalog, ToolSettings
-from .connections import Fleet
+from .connections import Fleet, Target
 from .consent import ConsentPolicy, Decision, PendingCall, Ruling
 from .content import result_blocks
 from .conversation import (
@@ -150,33 +151,48 @@ class Agent:
         target = self.fleet.lookup(call.name)
         if target is None or not self.catalog.callable(call.name):
             return _error(call.id, f"There is no tool named {call.name!r}.")
-        link, tool = target.link, target.tool
         arguments = target.schema.to_server(call.arguments)
+        return await self.perform(target, call.name, call.id, arguments)
+
+    async def perform(
+        self,
+        target: Target,
+        alias: str,
+        call_id: str,
+        arguments: dict[str, Any],
+        *,
+        caller: str = "model",
+    ) -> ToolResult:
+        """One call to a server's tool under this agent's rules (host-owned fields, consent,
+        `on_call`, deadline, audit, output budget), whoever asked for it: the model, or an
+        MCP App through the web UI (`caller`, as the audit trail names it)."""
+        link, tool = target.link, target.tool
         pending = PendingCall(
-            call.name,
+            alias,
             link.name,
             tool.name,
             arguments,
             tool.annotations if link.config.trusted else {},
             link.config.trusted,
-            call.id,
+            call_id,
         )
-        audit = start_audit(self.audit, self.name, link.name, tool.name, call.id, arguments)
+        who = self.name if caller == "model" else caller
+        audit = start_audit(self.audit, who, link.name, tool.name, call_id, arguments)
         owned = sorted(set(link.config.host_owned) & set(arguments))
         if owned:
             # Identity and similar fields come from configuration and credentials, never the model.
-            self.ui.warn(f"refused {call.name}: the model tried to set host-owned {owned}")
+            self.ui.warn(f"refused {alias}: the {caller} tried to set host-owned {owned}")
             audit.decided("deny", "host-owned")
             audit.finished("denied")
             return _error(
-                call.id,
+                call_id,
                 f"The host refused this call: {', '.join(owned)} can only be set by the host.",
             )
         ruling = await self._consent(pending)
         audit.decided(ruling.decision.value, ruling.by)
         if ruling.decision is Decision.DENY:
             result = _error(
-                call.id,
+                call_id,
                 _REFUSED.get(ruling.by, "The host's consent rules do not allow this tool call."),
             )
             audit.finished("denied")
@@ -185,20 +201,22 @@ class Agent:
         extras = CallExtras()
         if self.on_call is not None:
             try:
-                info = CallInfo(link.name, tool.name, call.name, arguments)
+                info = CallInfo(link.name, tool.name, alias, arguments)
                 extras = await run_hook(self.on_call, info, link.config.host_owned)
             except HookRefused as exc:
-                self.ui.warn(f"refused {call.name}: {exc}")
+                self.ui.warn(f"refused {alias}: {exc}")
                 audit.finished("denied")
-                return _error(call.id, f"The host refused this call: {exc}")
+                return _error(call_id, f"The host refused this call: {exc}")
         done = await invoke(target, pending, self.ui, extras)
         if done.raw is None:
-            result = _error(call.id, done.error or "The call failed.")
+            result = _error(call_id, done.error or "The call failed.")
         else:
             blocks = result_blocks(done.raw.raw)
             self.resources.note(link.name, blocks)
             fitted = fit(blocks, self.max_tool_tokens, self.results)
-            result = ToolResult(call.id, fitted.model, done.raw.is_error, fitted.user_only)
+            result = ToolResult(
+                call_id, fitted.model, done.raw.is_error, fitted.user_only, done.raw.raw
+            )
         audit.finished(done.kind, (done.error or _first_line(result)) if result.is_error else None)
         self.ui.tool_result(pending, result)
         return result

@@ -12,11 +12,12 @@ import contextlib
 from dataclasses import dataclass
 
 from ..client import Tool
+from .apps import for_model
 from .backoff import Backoff
 from .config import HostConfig
 from .consent import ConsentPolicy
 from .conversation import ToolSpec
-from .link import ServerLink
+from .link import ClientFeatures, ServerLink
 from .models.base import ModelAdapter
 from .naming import ToolNames
 from .pins import PinChange, ToolPins
@@ -47,6 +48,7 @@ class Fleet:
         pins: ToolPins | None = None,
         servers: list[str] | None = None,
         restart: Backoff | None = None,
+        features: ClientFeatures | None = None,
     ) -> None:
         names = servers if servers is not None else list(config.servers)
         unknown = [n for n in names if n not in config.servers]
@@ -56,7 +58,14 @@ class Fleet:
             )
         self.links = {
             n: ServerLink(
-                config.servers[n], ui, policy, model, pins, restart=restart, on_change=self._changed
+                config.servers[n],
+                ui,
+                policy,
+                model,
+                pins,
+                restart=restart,
+                on_change=self._changed,
+                features=features,
             )
             for n in names
         }
@@ -118,14 +127,16 @@ class Fleet:
 
     def _rebuild(self) -> None:
         up = [link for link in self.links.values() if link.up]
+        # MCP Apps: a tool whose visibility lacks "model" is for its server's app only.
+        offered = {link.name: [t for t in link.tools if for_model(t.raw)] for link in up}
         self.names = ToolNames(
-            [(link.name, t.name) for link in up for t in link.tools],
+            [(name, t.name) for name, tools in offered.items() for t in tools],
             {link.name: link.config.alias for link in up if link.config.alias},  # readable prefixes
         )
         self._targets = {}
         for link in up:
             owned = set(link.config.host_owned)
-            for tool in link.tools:
+            for tool in offered[link.name]:
                 schema = adapt(without(tool.input_schema, owned))
                 self._targets[self.names.alias(link.name, tool.name)] = Target(link, tool, schema)
 

@@ -41,6 +41,8 @@ class ToolResult:
     is_error: bool = False
     #: Blocks whose audience leaves out the assistant: shown to the user, never to the model.
     user_only: list[dict[str, Any]] = field(default_factory=list)
+    #: The server's whole `CallToolResult` (for the UI and MCP Apps; never sent to the model).
+    raw: dict[str, Any] | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass(slots=True)

@@ -8,7 +8,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..client import Client, ClientError, Tool
@@ -33,6 +34,17 @@ log = logging.getLogger("mcpkit.host")
 PROCESS_CHECK_S = 0.5
 
 
+@dataclass(frozen=True, slots=True)
+class ClientFeatures:
+    """What a UI adds to every server connection: extensions to declare (VER-07, e.g. MCP
+    Apps), URL-mode elicitation, and a trace of the JSON-RPC messages (server, direction,
+    message) for an inspector."""
+
+    extensions: Mapping[str, dict[str, Any]] = field(default_factory=dict)
+    url_elicitation: bool = False
+    trace: Callable[[str, str, dict[str, Any]], None] | None = None
+
+
 class ServerLink:
     """One configured server, its connection and its supervisor."""
 
@@ -46,8 +58,10 @@ class ServerLink:
         *,
         restart: Backoff | None = None,
         on_change: Callable[[ServerLink, StateChange], None] | None = None,
+        features: ClientFeatures | None = None,
     ) -> None:
         self.config = config
+        self.features = features or ClientFeatures()
         self.name = config.name
         self.ui = ui
         self.policy = policy
@@ -204,6 +218,9 @@ class ServerLink:
             timeout=self.config.timeout,
             stderr="capture",
             auth=oauth_for(self.config),
+            extensions=self.features.extensions,
+            url_elicitation=self.features.url_elicitation,
+            trace=self._trace if self.features.trace is not None else None,
             log_level=self.log_level,
             on_log=self._log if self.log_level is not None else None,
         )
@@ -216,6 +233,10 @@ class ServerLink:
             self._watchers.append(asyncio.create_task(self._listen(client)))
         if isinstance(client.transport, StdioTransport):
             self._watchers.append(asyncio.create_task(self._watch_process(client.transport)))
+
+    def _trace(self, direction: str, message: dict[str, Any]) -> None:
+        assert self.features.trace is not None
+        self.features.trace(self.name, direction, message)
 
     async def _drop(self) -> None:
         watchers, self._watchers = self._watchers, []

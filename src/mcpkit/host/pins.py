@@ -37,13 +37,31 @@ def default_pins_path() -> Path:
     return state_path("tool-pins.json")
 
 
+#: MCP Apps: which interface a tool has and who may call it (a tool for apps only turned
+#: visible to the model is a change like any other). Pinned only where present, so the pins of
+#: tools without it keep their hash.
+_UI_KEY, _UI_FIELDS = "_meta.ui", ("resourceUri", "visibility")
+
+
+def _ui(tool: Definition) -> Definition:
+    meta = tool.get("_meta")
+    ui = meta.get("ui") if isinstance(meta, dict) else None
+    return {k: ui[k] for k in _UI_FIELDS if k in ui} if isinstance(ui, dict) else {}
+
+
 def salient(tool: Definition) -> Definition:
     """The parts of a tool definition that are pinned."""
-    return {k: tool[k] for k in _FIELDS if k in tool}
+    picked = {k: tool[k] for k in _FIELDS if k in tool}
+    if _UI_KEY in tool or _ui(tool):
+        picked[_UI_KEY] = tool.get(_UI_KEY) or _ui(tool)
+    return picked
 
 
 def tool_hash(tool: Definition) -> str:
     picked = {k: tool.get(k) for k in _FIELDS}
+    ui = tool.get(_UI_KEY) or _ui(tool)
+    if ui:
+        picked[_UI_KEY] = ui
     return hashlib.sha256(orjson.dumps(picked, option=orjson.OPT_SORT_KEYS)).hexdigest()[:16]
 
 
@@ -219,7 +237,7 @@ def _parse(data: Any) -> dict[str, dict[str, dict[str, Any]]]:
 
 def _view(definition: Definition) -> list[str]:
     lines = []
-    for key in _FIELDS[1:]:
+    for key in (*_FIELDS[1:], _UI_KEY):
         if key not in definition:
             continue
         value = definition[key]

@@ -1,0 +1,175 @@
+"""The host side of MCP Apps that needs the servers: fetch a tool's `ui://` resource when a
+call to it goes ahead, keep each rendered app's identity (its server and tool), and carry out
+what an app asks through the page's postMessage bridge — `tools/call` only on its own server,
+only tools visible to apps, under the same consent policy and audit trail as the model's calls;
+`resources/read` only from its own server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import secrets
+from dataclasses import dataclass
+from typing import Any
+
+from ...client import ClientError, Tool
+from ...protocol.errors import MCPError
+from ..agent import Agent
+from ..apps import AppResource, AppResourceError, app_resource, for_apps, resource_uri
+from ..connections import Fleet, Target
+from ..consent import PendingCall
+from ..conversation import ToolResult
+from ..link import ServerLink
+from ..schemas import adapt
+from ..supervision import describe
+from .events import EventHub
+from .webui import WebUI
+
+log = logging.getLogger("mcpkit.host")
+
+
+class AppRefused(Exception):
+    """An app asked for something it may not have (one line, returned to the app)."""
+
+
+@dataclass(frozen=True, slots=True)
+class AppSession:
+    id: str
+    server: str
+    tool: dict[str, Any]
+    call_id: str
+    resource: AppResource
+
+
+class AppHost:
+    def __init__(self, hub: EventHub, ui: WebUI, sandbox_origin: str) -> None:
+        self.hub = hub
+        self.ui = ui
+        self.sandbox_origin = sandbox_origin
+        self.apps: dict[str, AppSession] = {}
+        self.fleet: Fleet | None = None
+        self.agent: Agent | None = None
+        self._cache: dict[tuple[str, str], AppResource] = {}
+        self._calls = itertools.count(1)
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def bind(self, fleet: Fleet, agent: Agent) -> None:
+        self.fleet, self.agent = fleet, agent
+        self.ui.on_allowed = self.allowed
+
+    # -- rendering ---------------------------------------------------------------------
+    def allowed(self, call: PendingCall) -> None:
+        """A call goes ahead: if its tool has an interface, fetch it while the call runs."""
+        link = self.fleet.links.get(call.server) if self.fleet else None
+        tool = _tool(link, call.tool) if link is not None else None
+        uri = resource_uri(tool.raw) if tool is not None else None
+        if link is None or tool is None or uri is None or call.call_id.startswith("app-"):
+            return
+        self.ui.app_calls.add(call.call_id)
+        task = asyncio.create_task(self._open(link, tool, uri, call))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _open(self, link: ServerLink, tool: Tool, uri: str, call: PendingCall) -> None:
+        try:
+            resource = await self.resource(link, uri)
+        except (AppResourceError, MCPError, ClientError) as exc:
+            self.ui.warn(f"cannot show the app of {link.name} > {tool.name}: {describe(exc)}")
+            return
+        session = AppSession(secrets.token_hex(12), link.name, tool.raw, call.call_id, resource)
+        self.apps[session.id] = session
+        # For security review (SEP-1865): which app ran under which policy.
+        log.info("app %s of %s > %s: CSP %s", uri, link.name, tool.name, resource.policy())
+        self.hub.publish(
+            "app",
+            id=session.id,
+            call=call.call_id,
+            server=link.name,
+            tool=tool.raw,
+            arguments=call.arguments,
+            html=resource.html,
+            csp=resource.csp,
+            permissions=resource.permissions,
+            prefersBorder=resource.prefers_border,
+            sandbox=f"{self.sandbox_origin}/sandbox/{session.id}",
+        )
+
+    async def resource(self, link: ServerLink, uri: str) -> AppResource:
+        """The `ui://` resource, read once per server (templates are static: SEP-1865)."""
+        key = (link.name, uri)
+        if key not in self._cache:
+            if link.client is None or not link.up:
+                raise AppResourceError(f"the {link.name!r} server is not connected")
+            result = await link.client.request("resources/read", {"uri": uri}, use_cache=False)
+            self._cache[key] = app_resource(uri, result)
+        return self._cache[key]
+
+    # -- what apps ask -----------------------------------------------------------------
+    async def call_tool(self, app_id: str, name: Any, arguments: Any) -> dict[str, Any]:
+        """`tools/call` from an app: the result object, or AppRefused."""
+        _, link = self._app(app_id)
+        if not isinstance(name, str):
+            raise AppRefused("tools/call needs a tool name")
+        if arguments is not None and not isinstance(arguments, dict):
+            raise AppRefused("tools/call arguments must be an object")
+        tool = _tool(link, name)
+        if tool is None:
+            raise AppRefused(
+                f"this app may call only tools of the {link.name!r} server, which has no "
+                f"tool {name!r}"
+            )
+        if not for_apps(tool.raw):
+            raise AppRefused(f"the tool {name!r} is not available to apps (its visibility)")
+        assert self.agent is not None
+        # The same path as the model's calls: host-owned fields, consent, on_call, audit.
+        result = await self.agent.perform(
+            Target(link, tool, adapt(tool.input_schema)),
+            f"{link.name}__{name}",
+            f"app-{next(self._calls)}",
+            dict(arguments or {}),
+            caller=f"app:{link.name}",
+        )
+        if result.raw is None:
+            raise AppRefused(_text(result) or "the call failed")
+        return result.raw
+
+    async def read_resource(self, app_id: str, uri: Any) -> dict[str, Any]:
+        """`resources/read` from an app: its own server only."""
+        _, link = self._app(app_id)
+        if not isinstance(uri, str) or link.client is None:
+            raise AppRefused("resources/read needs a uri")
+        try:
+            return await link.client.request("resources/read", {"uri": uri}, use_cache=False)
+        except MCPError as exc:
+            raise AppRefused(exc.message) from None
+        except ClientError as exc:
+            raise AppRefused(describe(exc)) from None
+
+    def _app(self, app_id: str) -> tuple[AppSession, ServerLink]:
+        app = self.apps.get(app_id)
+        if app is None or self.fleet is None:
+            raise AppRefused("unknown app")
+        link = self.fleet.links.get(app.server)
+        if link is None or not link.up:
+            raise AppRefused(f"the {app.server!r} server is not connected")
+        return app, link
+
+    async def opened(self) -> None:
+        """Until the interfaces being fetched now are shown (or have failed)."""
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    async def close(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+
+
+def _tool(link: ServerLink, name: str) -> Tool | None:
+    """A tool the server offers now (a changed, unapproved definition is withheld)."""
+    return next((t for t in link.tools if t.name == name), None)
+
+
+def _text(result: ToolResult) -> str:
+    return " ".join(str(b.get("text", "")) for b in result.content if b.get("type") == "text")

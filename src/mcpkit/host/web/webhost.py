@@ -1,0 +1,246 @@
+"""`WebHost`: the host with a web UI in front of it, served by uvicorn on two loopback ports
+(the UI's origin and the app sandbox's origin, one server, one ASGI app dispatching on the
+port a connection arrived on).
+
+    async with WebHost(load_config("mcp.json"), model=make_model(None)) as web:
+        print(web.url)          # http://127.0.0.1:PORT/?token=...
+        await web.wait_closed()
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import socket
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from ..agent import Agent
+from ..apps import APPS_CAPABILITY, APPS_EXTENSION
+from ..audit import AuditLog, AuditRecord, read_audit
+from ..config import HostConfig
+from ..consent import ConsentPolicy
+from ..link import ClientFeatures
+from ..models.base import ModelAdapter
+from ..settings import HostSettings
+from ..supervision import describe
+from .asgi import Receive, Request, Scope, Send
+from .bridge import AppHost
+from .events import EventHub, Questions
+from .inspector import Inspector
+from .routes import UIApp
+from .sandbox import serve_sandbox
+from .security import Guard
+from .webui import WebUI
+
+
+class LiveAudit(AuditLog):
+    """The host's audit trail, shown in the page as it is written (and appended to the
+    configured file, if any)."""
+
+    def __init__(self, hub: EventHub, file: Path | None) -> None:
+        super().__init__(file or os.devnull)
+        self.hub = hub
+        self.file = file
+
+    def write(self, record: AuditRecord) -> None:
+        if self.file is not None:
+            super().write(record)
+        self.hub.publish("audit", record=asdict(record))
+
+
+def _listen(bind: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in bind else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((bind, port))
+    sock.listen(128)
+    sock.setblocking(False)
+    return sock
+
+
+class WebHost:
+    def __init__(
+        self,
+        config: HostConfig,
+        *,
+        model: ModelAdapter,
+        agent: str | None = None,
+        system: str | None = None,
+        servers: list[str] | None = None,
+        settings: HostSettings | None = None,
+        policy: ConsentPolicy | None = None,
+        bind: str = "127.0.0.1",
+        port: int = 0,
+    ) -> None:
+        from .. import Host
+
+        self.hub = EventHub()
+        self.questions = Questions(self.hub)
+        self.ui = WebUI(self.hub, self.questions)
+        self.inspector = Inspector(self.hub)
+        self._sockets = [_listen(bind, port), _listen(bind, 0)]
+        self.port = self._sockets[0].getsockname()[1]
+        self.sandbox_port = self._sockets[1].getsockname()[1]
+        self.guard = Guard(self.port, bind)
+        shown = "127.0.0.1" if bind in ("0.0.0.0", "::") else bind
+        self.sandbox_origin = (
+            f"http://{shown if ':' not in shown else f'[{shown}]'}:{self.sandbox_port}"
+        )
+        self.apps = AppHost(self.hub, self.ui, self.sandbox_origin)
+        settings = settings or HostSettings.from_config(config)
+        self.audit_file = settings.audit
+        #: The audit file's last records from before this session (this session's are events).
+        self.earlier_audit: list[dict[str, Any]] = []
+        self.host = Host(
+            config,
+            model=model,
+            ui=self.ui,
+            policy=policy,
+            servers=servers,
+            settings=settings,
+            audit=LiveAudit(self.hub, settings.audit),
+            features=ClientFeatures(
+                extensions={APPS_EXTENSION: APPS_CAPABILITY},
+                url_elicitation=True,
+                trace=self.inspector.trace,
+            ),
+        )
+        self.agent_name = agent
+        self.system = system
+        self.agent: Agent | None = None
+        self.turn: asyncio.Task[None] | None = None
+        self._app = UIApp(self)
+        self._server: Any = None
+        self._serving: asyncio.Task[None] | None = None
+
+    @property
+    def url(self) -> str:
+        """The address to open, with the access token."""
+        return self.guard.url()
+
+    async def __aenter__(self) -> WebHost:
+        import uvicorn
+
+        if self.audit_file is not None:
+            with contextlib.suppress(OSError):
+                self.earlier_audit = list(read_audit(self.audit_file))[-200:]
+        await self.host.__aenter__()
+        self.agent = self.host.agent(system=self.system, name=self.agent_name)
+        self.apps.bind(self.host.fleet, self.agent)
+        self.inspector.fleet = self.host.fleet
+        self.inspector.audit = self.host.audit
+        self.ui.on_status = self.status
+        self.status()
+        config = uvicorn.Config(
+            self, lifespan="off", log_level="warning", access_log=False, timeout_graceful_shutdown=2
+        )
+        self._server = uvicorn.Server(config)
+        # The sockets already listen: the page can connect before uvicorn's first accept.
+        self._serving = asyncio.create_task(self._server.serve(sockets=self._sockets))
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self.turn is not None:
+            self.turn.cancel()
+            await asyncio.gather(self.turn, return_exceptions=True)
+        await self.inspector.close()
+        await self.apps.close()
+        self.hub.close()
+        if self._server is not None:
+            self._server.should_exit = True
+        if self._serving is not None:
+            await asyncio.gather(self._serving, return_exceptions=True)
+        for sock in self._sockets:
+            sock.close()
+        await self.host.__aexit__(None, None, None)
+
+    async def wait_closed(self) -> None:
+        """Until uvicorn stops (Ctrl-C)."""
+        if self._serving is not None:
+            await asyncio.shield(self._serving)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return
+        server = scope.get("server") or ("", 0)
+        if server[1] == self.sandbox_port:
+            await serve_sandbox(
+                Request(scope, receive),
+                send,
+                self._app_resource,
+                lambda host: self.guard.host_ok(host, self.sandbox_port),
+                self.guard.origins(),
+            )
+            return
+        await self._app(scope, receive, send)
+
+    def _app_resource(self, app_id: str) -> Any:
+        app = self.apps.apps.get(app_id)
+        return app.resource if app is not None else None
+
+    # -- the conversation --------------------------------------------------------------
+    def start_turn(self, text: str) -> bool:
+        """Send the user's message to the agent; False while it is still answering."""
+        if self.turn is not None and not self.turn.done():
+            return False
+        self.turn = asyncio.create_task(self._ask(text))
+        return True
+
+    async def _ask(self, text: str) -> None:
+        assert self.agent is not None
+        self.hub.publish("turn", state="running")
+        try:
+            await self.agent.ask(text)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            self.hub.publish("note", level="error", text=f"the turn failed: {describe(exc)}")
+        finally:
+            self.hub.publish("turn", state="idle")
+            self.status()
+
+    # -- panels ------------------------------------------------------------------------
+    def status(self) -> None:
+        self.hub.publish("status", servers=self.servers(), pins=self.pins())
+
+    def servers(self) -> list[dict[str, Any]]:
+        return [
+            {
+                "name": link.name,
+                "transport": link.config.transport,
+                "trusted": link.config.trusted,
+                "state": link.state.value,
+                "detail": link.detail,
+                "retry_in": link.retry_in,
+                "tools": len(link.tools),
+                "withheld": len(link.withheld),
+            }
+            for link in self.host.fleet.links.values()
+        ]
+
+    def pins(self) -> list[dict[str, Any]]:
+        """Changed definitions withheld now and not approved since (the links re-check their
+        pins at the next model round)."""
+        fleet = self.host.fleet
+        waiting = (
+            {(c.server, c.tool, c.digest) for c in fleet.pins.pending()} if fleet.pins else set()
+        )
+        return [
+            {"server": c.server, "tool": c.tool, "digest": c.digest, "diff": c.diff()}
+            for c in fleet.pending_changes()
+            if (c.server, c.tool, c.digest) in waiting
+        ]
+
+    def snapshot(self) -> dict[str, Any]:
+        return {
+            "model": self.host.model.name,
+            "agent": self.agent_name,
+            "servers": self.servers(),
+            "pins": self.pins(),
+            "audit": self.earlier_audit,
+            "auditFile": str(self.audit_file) if self.audit_file is not None else None,
+            "sandbox": self.sandbox_origin,
+        }

@@ -1,0 +1,143 @@
+"""`WebUI`: the host's `HostUI` for the browser. What the host shows becomes an event for the
+page; what it asks (consent, a server's form or link) becomes a question the page answers.
+Nothing here decides anything: the policy, pins, supervision and audit stay the host's."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import urlsplit
+
+from ...client.inputs import Elicitation
+from ..consent import Decision, PendingCall
+from ..conversation import ToolResult
+from ..supervision import StateChange
+from ..ui import Answer
+from .events import EventHub, Questions
+
+#: Told when a call the user or the policy allowed goes ahead (the MCP Apps host listens).
+OnAllowed = Callable[[PendingCall], None]
+
+
+class WebUI:
+    def __init__(self, hub: EventHub, questions: Questions) -> None:
+        self.hub = hub
+        self.questions = questions
+        self.on_allowed: OnAllowed | None = None
+        #: Called after anything that may change the servers or pins panels.
+        self.on_status: Callable[[], None] | None = None
+        self._started: dict[str, float] = {}
+        #: Calls whose card hosts an app: their results carry the whole CallToolResult.
+        self.app_calls: set[str] = set()
+
+    def user(self, text: str) -> None:
+        self.hub.publish("user", text=text)
+
+    def assistant(self, text: str) -> None:
+        self.hub.publish("assistant", text=text)
+
+    def tool_call(self, call: PendingCall, decision: Decision) -> None:
+        self._started[call.call_id] = time.perf_counter()
+        self.hub.publish("call", _fields(call), id=call.call_id, decision=decision.value)
+        if decision is Decision.ALLOW and self.on_allowed is not None:
+            self.on_allowed(call)
+
+    async def confirm(self, call: PendingCall) -> Answer:
+        answer = await self.questions.ask(
+            "consent", call=call.call_id, annotations=call.annotations, **_fields(call)
+        )
+        allowed: Answer = "session" if answer == "session" else answer == "once"
+        self.hub.publish("consent", id=call.call_id, answer="deny" if not allowed else answer)
+        if allowed and self.on_allowed is not None:
+            self.on_allowed(call)
+        return allowed
+
+    def tool_result(self, call: PendingCall, result: ToolResult) -> None:
+        started = self._started.pop(call.call_id, None)
+        took = round((time.perf_counter() - started) * 1000, 1) if started is not None else None
+        extra = {"raw": result.raw} if call.call_id in self.app_calls else {}
+        self.app_calls.discard(call.call_id)
+        self.hub.publish(
+            "result",
+            extra,
+            id=call.call_id,
+            content=result.content,
+            is_error=result.is_error,
+            duration_ms=took,
+        )
+
+    def progress(
+        self, call: PendingCall, progress: float, total: float | None, message: str | None
+    ) -> None:
+        self.hub.publish(
+            "progress",
+            replay=False,
+            id=call.call_id,
+            progress=progress,
+            total=total,
+            message=message,
+        )
+
+    async def elicit(self, server: str, request: Elicitation) -> dict[str, Any]:
+        if request.mode == "url":
+            # ELIC-06/28/29: the full URL and its domain, opened only when the user says so.
+            url = request.url or ""
+            parts = urlsplit(url)
+            if parts.scheme not in ("http", "https") or not parts.hostname:
+                self.warn(f"{server} sent a link that is not an http(s) URL; declined")
+                return {"action": "decline"}
+            answer = await self.questions.ask(
+                "elicit",
+                server=server,
+                mode="url",
+                message=request.message,
+                url=url,
+                domain=parts.hostname,
+                punycode="xn--" in parts.hostname,
+            )
+            return {"action": answer} if answer in ("accept", "decline", "cancel") else _cancel()
+        answer = await self.questions.ask(
+            "elicit",
+            server=server,
+            mode="form",
+            message=request.message,
+            schema=request.requested_schema or {"type": "object", "properties": {}},
+        )
+        return answer if isinstance(answer, dict) else _cancel()
+
+    def server_state(self, change: StateChange) -> None:
+        self.hub.publish(
+            "server",
+            server=change.server,
+            state=change.state.value,
+            detail=change.detail,
+            text=change.describe(),
+        )
+        self._status()
+
+    def warn(self, text: str) -> None:
+        self.hub.publish("note", level="warning", text=text)
+        self._status()
+
+    def info(self, text: str) -> None:
+        self.hub.publish("note", level="info", text=text)
+
+    def _status(self) -> None:
+        if self.on_status is not None:
+            self.on_status()
+
+
+def _fields(call: PendingCall) -> dict[str, Any]:
+    """What the page shows of a call."""
+    return {
+        "alias": call.alias,
+        "server": call.server,
+        "tool": call.tool,
+        "arguments": call.arguments,
+        "trusted": call.trusted,
+    }
+
+
+def _cancel() -> dict[str, Any]:
+    return {"action": "cancel"}
