@@ -9,7 +9,10 @@ server CPU per call (milliseconds of user+system time of the server processes, f
 - stdio: the client spawns `bench_server.py --stdio` (direct), or spawns a `proxy()` served
   over stdio that spawns `bench_server.py --stdio` itself.
 
-The load comes from mcpkit's own client in this process (its CPU is not counted). Also a
+The load comes from mcpkit's own client in this process (its CPU is not counted). `--micro`:
+the same in one process over the in-memory transport (pure CPU, best of rounds): a direct
+call, a call through a hand-written forwarding tool (one more server and client hop, nothing
+else), and through `proxy()`: the last two differ by what the proxy adds beyond the hop. Also a
 harness target (`targets.json`: `mcpkit-gateway`): `--serve http --port N` runs the proxy in
 front of its own `bench_server.py` child, for the shared harness to compare with the SDK.
 """
@@ -157,6 +160,49 @@ def report(transport: str, concurrency: int, runs: dict[str, Any], duration: flo
     )
 
 
+async def micro(n: int, rounds: int) -> None:
+    """µs per echo call, in process: direct, a hand-written forwarder, proxy()."""
+    sys.path.insert(0, str(HERE))
+    from bench_server import build
+
+    from mcpkit import Server
+    from mcpkit.client import Client
+    from mcpkit.gateway import proxy
+
+    async def timed(target: Any) -> float:
+        async with Client(target, cache=False, tasks=False) as client:
+            for i in range(300):
+                await client.call_tool("echo", {"text": f"warm {i}"})
+            best = float("inf")
+            for _ in range(rounds):
+                start = time.perf_counter()
+                for i in range(n):
+                    await client.call_tool("echo", {"text": f"hello world {i}"})
+                best = min(best, (time.perf_counter() - start) / n * 1e6)
+            return best
+
+    backend = build(2)
+    inner = Client(backend, cache=False, tasks=False)
+    await inner.__aenter__()
+    forwarder = Server("forwarder")
+
+    @forwarder.tool()
+    async def echo(text: str) -> str:
+        """Echo, through the backend."""
+        return (await inner.call_tool("echo", {"text": text})).text
+
+    front = proxy(backend)
+    await front.startup()
+    direct, hop, proxied = await timed(backend), await timed(forwarder), await timed(front)
+    await front.shutdown()
+    await inner.close()
+    print(
+        f"in process, µs/call (best of {rounds} x {n}): direct {direct:.1f}, hand-written "
+        f"forwarder {hop:.1f}, proxy() {proxied:.1f}; the proxy over the bare hop: "
+        f"{proxied - hop:+.1f} µs"
+    )
+
+
 def serve_proxy(target: str, port: int | None, tools: int | None = None) -> None:
     """The proxy process: in front of `target` (a URL), or of a stdio backend ("stdio")."""
     import logging
@@ -182,6 +228,9 @@ def main() -> None:
     parser.add_argument("--serve-proxy", help=argparse.SUPPRESS)
     parser.add_argument("--serve", choices=["http"], help="harness target: proxy over HTTP")
     parser.add_argument("--port", type=int)
+    parser.add_argument("--micro", action="store_true", help="in process, µs per call")
+    parser.add_argument("-n", type=int, default=5000)
+    parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--tools", type=int, help=argparse.SUPPRESS)  # the harness passes it
     args = parser.parse_args()
     if args.serve_proxy:
@@ -192,6 +241,9 @@ def main() -> None:
         return
     import uvloop
 
+    if args.micro:
+        uvloop.run(micro(args.n, args.rounds))
+        return
     for transport in args.transports.split(","):
         for c in (int(x) for x in args.concurrency.split(",")):
             measure = measure_http if transport == "http" else measure_stdio

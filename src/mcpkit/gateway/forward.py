@@ -205,11 +205,13 @@ async def _follow(client: Client, created: dict[str, Any], ctx: Context) -> dict
 
 def own_result(result: dict[str, Any]) -> dict[str, Any]:
     """A backend result as the gateway's: the backend's protocol `_meta` (its serverInfo, its
-    subscription ids) stays behind; the gateway adds its own."""
+    subscription ids) stays behind; the gateway adds its own. (The result was decoded for this
+    call alone: it is changed in place.)"""
     meta = result.get("_meta")
     if isinstance(meta, dict) and any(k.startswith(_MCP_META) for k in meta):
         kept = {k: v for k, v in meta.items() if not k.startswith(_MCP_META)}
-        result = {k: v for k, v in result.items() if k != "_meta"}
         if kept:
             result["_meta"] = kept
+        else:
+            del result["_meta"]
     return result
