@@ -37,7 +37,8 @@ demo-ui: $(STAMP)
 screenshots: $(STAMP)
 	MCPKIT_SCREENSHOTS=docs MCPKIT_BROWSER_TESTS=required $(BIN)/pytest tests/test_web_ui.py -k northwind
 
-# search_tools over 26 real tool catalogues and 134 labelled requests (about 2 minutes).
+# search_tools over 26 real tool catalogues and 134 labelled requests: each ranker, then the
+# host's default end to end (about 3 minutes; the dev extras bring the embedding model).
 eval-tools: $(STAMP)
 	$(BIN)/python eval/tool_search.py
 

@@ -3,14 +3,16 @@
     "agents": {"triage": {"servers": ["github", "jira"],
                           "tools": {"allow": ["github__*"], "deny": ["github__delete_*"],
                                     "budget": 8000, "alwaysOn": ["github__get_issue"],
-                                    "resultBudget": 25000}}}
+                                    "resultBudget": 25000, "ranker": "auto"}}}
 
 Filters are globs on the namespaced names (deny wins; no `allow` means all); a filtered-out
 tool is neither offered nor callable. When the selected catalogue costs more than `budget`
 tokens per model request, the agent switches to deferred loading: the model gets the
 `alwaysOn` tools plus a `search_tools` host tool; each search offers its best matches for the
-rounds that follow (the most recently found first, within the budget). `resultBudget` is the
-output budget of one tool result (see `results`).
+rounds that follow (the most recently found first, within the budget). `ranker` picks how
+the search ranks (`search.RANKERS`; "auto": BM25 and embeddings fused where the `search` extra
+is installed, BM25 alone otherwise). `resultBudget` is the output budget of one tool result
+(see `results`).
 """
 
 from __future__ import annotations
@@ -23,14 +25,14 @@ from typing import Any
 from .config import ConfigError
 from .conversation import ToolSpec
 from .results import DEFAULT_RESULT_TOKENS
-from .search import BM25Ranker, Ranker, ToolDoc
+from .search import RANKERS, Ranker, ToolDoc, make_ranker
 from .tokens import SpecTokens
 
 #: Catalogue tokens per model request above which tools are loaded on demand.
 DEFAULT_BUDGET = 10_000
 #: Tool definitions one `search_tools` call returns (and offers) at most.
 DEFAULT_SEARCH_LIMIT = 5
-_KEYS = frozenset({"allow", "deny", "budget", "alwaysOn", "searchLimit", "resultBudget"})
+_KEYS = frozenset({"allow", "deny", "budget", "alwaysOn", "searchLimit", "resultBudget", "ranker"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +44,8 @@ class ToolSettings:
     search_limit: int = DEFAULT_SEARCH_LIMIT
     #: Output budget of one tool result, in tokens (`resultBudget`).
     result_budget: int = DEFAULT_RESULT_TOKENS
+    #: How `search_tools` ranks (one of `search.RANKERS`).
+    ranker: str = "auto"
 
     def selects(self, name: str) -> bool:
         if any(fnmatch.fnmatchcase(name, p) for p in self.deny):
@@ -73,6 +77,9 @@ class ToolSettings:
                 raise ConfigError(f"{where}.{key}: must be a positive whole number")
             return number
 
+        ranker = value.get("ranker", "auto")
+        if ranker not in RANKERS:
+            raise ConfigError(f"{where}.ranker: must be one of {', '.join(RANKERS)}")
         return cls(
             globs("allow"),
             globs("deny"),
@@ -80,6 +87,7 @@ class ToolSettings:
             globs("alwaysOn"),
             positive("searchLimit", DEFAULT_SEARCH_LIMIT),
             positive("resultBudget", DEFAULT_RESULT_TOKENS),
+            ranker,
         )
 
 
@@ -90,11 +98,11 @@ class ToolCatalog:
         self,
         settings: ToolSettings,
         tokens: SpecTokens,
-        ranker: Callable[[], Ranker] = BM25Ranker,
+        ranker: Callable[[], Ranker] | None = None,
     ) -> None:
         self.settings = settings
         self.tokens = tokens
-        self._make_ranker = ranker
+        self._make_ranker = ranker or (lambda: make_ranker(settings.ranker))
         self._ranker: Ranker | None = None
         self._indexed: tuple[tuple[str, int], ...] = ()
         self.selected: dict[str, ToolSpec] = {}

@@ -10,6 +10,7 @@ Host tool names carry no `server__` prefix, so no server tool can take their pla
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -18,6 +19,7 @@ from ..protocol.errors import MCPError
 from .catalog import ToolCatalog
 from .consent import PendingCall
 from .conversation import ToolCall, ToolResult, ToolSpec
+from .embeddings import EmbeddingUnavailable
 from .resources import ResourceIndex
 from .results import ResultStore, fit
 
@@ -85,6 +87,7 @@ class HostTools:
         self.resources = resources
         self.consent = consent
         self.result_tokens = result_tokens
+        self._search_lock = asyncio.Lock()
 
     def specs(self) -> list[ToolSpec]:
         out = []
@@ -102,17 +105,24 @@ class HostTools:
     async def run(self, call: ToolCall) -> ToolResult:
         args = call.arguments
         if call.name == SEARCH_TOOLS:
-            return self._search(call, args)
+            return await self._search(call, args)
         if call.name == READ_RESULT:
             return self._read_result(call, args)
         return await self._read_resource(call, args)
 
-    def _search(self, call: ToolCall, args: dict[str, Any]) -> ToolResult:
+    async def _search(self, call: ToolCall, args: dict[str, Any]) -> ToolResult:
         query = args.get("query")
         if not isinstance(query, str) or not query.strip():
             return _text(call, "search_tools needs a query: what you want to do.", error=True)
         limit = args.get("limit")
-        found = self.catalog.search(query, limit if isinstance(limit, int) else None)
+        # In a thread: embedding a new catalogue takes seconds of CPU (once per process).
+        async with self._search_lock:
+            try:
+                found = await asyncio.to_thread(
+                    self.catalog.search, query, limit if isinstance(limit, int) else None
+                )
+            except EmbeddingUnavailable as exc:  # "ranker": "hybrid" without the search extra
+                return _text(call, f"search_tools cannot rank: {exc}", error=True)
         if not found:
             return _text(call, f"No tool matches {query!r}; try other words.")
         lines = [

