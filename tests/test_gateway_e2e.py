@@ -201,7 +201,10 @@ async def test_the_hosts_rules_hold_for_every_call(era: str, tmp_path: Path) -> 
             silent = await mute.call_tool("warehouse__reserve_stock", order)
             assert silent.is_error and "cannot ask the user" in silent.text
         async with Client(gateway.url, era=era, headers=bearer("dev-guest")) as guest:
-            assert {t.name for t in await guest.list_tools()} == {"shipping__track_parcel"}
+            seen = {t.name for t in await guest.list_tools()}  # the shipping scope only
+            assert "shipping__track_parcel" in seen and all(
+                n.startswith("shipping__") for n in seen
+            )
             with pytest.raises((MCPError, ClientError)):  # 403 insufficient_scope
                 await guest.call_tool("warehouse__get_stock", {"sku": "MUG-SET"})
         lines = gateway.audit_lines()
@@ -238,7 +241,12 @@ async def test_changes_and_failures_reach_the_gateways_clients(tmp_path: Path) -
         ) as alice,
         alice.subscribe(tools=True) as sub,
     ):
-        assert "warehouse__reservation_status" not in {t.name for t in await alice.list_tools()}
+        tools = {t.name: t for t in await alice.list_tools()}
+        assert "warehouse__reservation_status" not in tools
+        # shipping's MCP App: its ui:// card, prefixed inside, read through the gateway.
+        card = tools["shipping__track_parcel"].raw["_meta"]["ui"]["resourceUri"]
+        assert card == "ui://shipping+shipping/parcel-card"
+        assert "<html" in (await alice.read_resource(card)).text.lower()
         order = {"sku": "KET-BLUE", "quantity": 1, "order_id": "ORD-7"}
         held = await alice.call_tool("warehouse__reserve_stock", order)
         note = await asyncio.wait_for(anext(aiter(sub)), 30)  # the warehouse added a tool

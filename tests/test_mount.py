@@ -56,6 +56,10 @@ def test_prefixed_uris_round_trip() -> None:
     assert split_uri("a+b+git+ssh://x") == ("a", "b+git+ssh://x")
     assert split_uri("https://example.com/a+b") is None
     assert split_uri("file:///no-prefix") is None
+    # MCP Apps hosts show ui:// resources only: the prefix goes inside.
+    assert prefix_uri("billing", "ui://shop/card") == "ui://billing+shop/card"
+    assert split_uri("ui://billing+shop/card") == ("billing", "ui://shop/card")
+    assert split_uri("ui://shop/card") is None
 
 
 async def test_mounted_server_in_process() -> None:

@@ -14,6 +14,7 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
+from functools import partial
 from typing import Any
 
 from ..client import ClientError, RequestTimeout
@@ -28,6 +29,7 @@ from ..server import methods
 from ..server.admission import ServerRequest
 from ..server.caching import CacheHint
 from ..server.context import Context
+from ..server.prefixes import with_ui_uri
 from ..server.results import error_result
 from ..server.server import Lifespan, Server
 from .forward import forward, own_result
@@ -163,10 +165,11 @@ class Front(Server):
                     continue
                 schema = d.get("inputSchema")
                 properties = schema.get("properties") if isinstance(schema, dict) else None
+                definition = with_ui_uri({**d, "name": name}, partial(self.front_uri, link))
                 tools[name] = RemoteTool(
                     link,
                     remote,
-                    self.tool_definition(link, {**d, "name": name}),
+                    self.tool_definition(link, definition),
                     self._call_tool,
                     headers=headers,
                     scopes=self.scopes_for(link, "tool", remote),

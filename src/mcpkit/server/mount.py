@@ -25,6 +25,7 @@ from .prefixes import (
     split_uri,
     unprefix_name,
     uri_prefix,
+    with_ui_uri,
 )
 from .subscriptions import RESOURCE_UPDATED
 from .uri_template import UriTemplate
@@ -106,7 +107,8 @@ class Mount:
     def _tool(self, tool: Any) -> tuple[str, Any]:
         clone = self._owned(tool)
         clone.name = prefix_name(self.prefix, tool.name)
-        clone.definition = {**tool.definition, "name": clone.name}
+        definition = {**tool.definition, "name": clone.name}
+        clone.definition = with_ui_uri(definition, lambda uri: prefix_uri(self.scheme, uri))
         return clone.name, clone
 
     def _prompt(self, prompt: Any) -> tuple[str, Any]:

@@ -11,16 +11,22 @@
   client's (a path-style prefix, `https://billing/...`, would point at a host named billing).
   The URI prefix is the name lowercased with characters a scheme cannot hold turned into
   `-`; splitting at the first `+` gives it back, so nested mounts nest (`a+b+file:///x`).
+- MCP Apps' `ui://` resources stay `ui://` (hosts show only those, SEP-1865): the prefix goes
+  in front of the authority instead (`ui://shipping/card` → `ui://billing+shipping/card`), and
+  a tool's `_meta.ui.resourceUri` follows (`with_ui_uri`).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from typing import Any
 
 #: Between a prefix and a tool or prompt name.
 SEPARATOR = "__"
 _SCHEME_BAD = re.compile(r"[^a-z0-9.-]")
 _PREFIX = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,63}$")
+_UI = "ui://"
 
 
 def check_prefix(prefix: str) -> str:
@@ -50,13 +56,30 @@ def unprefix_name(prefix: str, name: str) -> str | None:
 
 def prefix_uri(prefix: str, uri: str) -> str:
     """`uri` (or a URI template) as seen through the mount `prefix` (already `uri_prefix`ed)."""
+    if uri.startswith(_UI):
+        return f"{_UI}{prefix}+{uri[len(_UI) :]}"
     return f"{prefix}+{uri}"
 
 
 def split_uri(uri: str) -> tuple[str, str] | None:
     """(uri prefix, inner URI) of a prefixed URI, else None. The prefix is compared lowercased
     (schemes are case-insensitive)."""
-    head, plus, rest = uri.partition("+")
+    scheme = _UI if uri.startswith(_UI) else ""
+    head, plus, rest = uri[len(scheme) :].partition("+")
     if not plus or not rest or ":" in head or "/" in head:
         return None
-    return head.lower(), rest
+    return head.lower(), scheme + rest
+
+
+def with_ui_uri(definition: dict[str, Any], convert: Callable[[str], str]) -> dict[str, Any]:
+    """A tool definition whose MCP App resource (`_meta.ui.resourceUri`, or the deprecated
+    `_meta["ui/resourceUri"]`) is `convert`ed; others unchanged (the same object)."""
+    meta = definition.get("_meta")
+    if not isinstance(meta, dict):
+        return definition
+    ui = meta.get("ui")
+    if isinstance(ui, dict) and isinstance(ui.get("resourceUri"), str):
+        meta = {**meta, "ui": {**ui, "resourceUri": convert(ui["resourceUri"])}}
+    if isinstance(meta.get("ui/resourceUri"), str):
+        meta = {**meta, "ui/resourceUri": convert(meta["ui/resourceUri"])}
+    return {**definition, "_meta": meta} if meta is not definition["_meta"] else definition
