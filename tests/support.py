@@ -40,6 +40,15 @@ def feed_wire_if_alone(wire: list[Any], minimum: int, feeders: tuple[str, ...]) 
     assert pytest.main([*paths, "-q", "-p", "no:cacheprovider"]) == 0
 
 
+def default_sigint() -> None:
+    """`preexec_fn` of a child that must see Ctrl-C: SIGINT back to its default action (a suite
+    started in the background, or a test before, may leave it ignored, and ignored signals stay
+    ignored across exec)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def record(method: str, message: dict[str, Any]) -> None:
     WIRE.append((method, message))
 

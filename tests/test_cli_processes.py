@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from support import ROOT, free_port, wait_port
+from support import ROOT, default_sigint, free_port, wait_port
 
 SERVER = str(ROOT / "tests/servers/cli_server.py")
 MCPKIT = [sys.executable, "-m", "mcpkit"]
@@ -31,6 +31,7 @@ class Proc:
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
+            preexec_fn=default_sigint,
         )
         return cls(proc)
 

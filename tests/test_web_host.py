@@ -53,7 +53,7 @@ from mcpkit.host.web.events import EventHub, Questions
 from mcpkit.host.web.routes import _elicit_answer
 from mcpkit.host.web.security import Guard
 from mcpkit.host.web.webui import WebUI
-from support import ROOT
+from support import ROOT, default_sigint
 
 
 # -- MCP Apps rules (pure) ---------------------------------------------------------------------
@@ -297,6 +297,7 @@ async def test_mcpkit_ui_prints_a_tokened_address_and_stops_on_ctrl_c(tmp_path: 
             stderr=asyncio.subprocess.STDOUT,
             cwd=ROOT,
             env={**os.environ, **env, "ANTHROPIC_API_KEY": "test", "ANTHROPIC_BASE_URL": api.url},
+            preexec_fn=default_sigint,
         )
         assert proc.stdout is not None
         line = (await asyncio.wait_for(proc.stdout.readline(), 30)).decode()
