@@ -72,7 +72,7 @@ async def northwind_gateway(tmp: Path) -> AsyncIterator[Running]:
             )
         finally:
             if proc.returncode is None:
-                proc.send_signal(signal.SIGINT)
+                proc.terminate()
             await asyncio.wait_for(proc.wait(), 20)
 
 
