@@ -93,10 +93,11 @@ class GatewaySettings:
         if isinstance(ttl, bool) or not isinstance(ttl, int | float) or ttl <= 0:
             raise ConfigError(f'{where}: "handleTtl" is a number of seconds above 0')
         entries = config.raw.get("mcpServers") or {}
-        backends = {
-            name: _backend(entries.get(name) or {}, f"{source}: server {name!r}")
-            for name in config.servers
-        }
+        env = config.env or os.environ
+        backends = {}
+        for name in config.servers:
+            at = f"{source}: server {name!r}"
+            backends[name] = _backend(expand(entries.get(name) or {}, env, at), at)
         return cls(str(raw.get("name") or "mcpkit-gateway"), consent, auth, float(ttl), backends)
 
 
