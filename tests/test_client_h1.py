@@ -91,3 +91,20 @@ async def test_newlines_in_headers_are_refused() -> None:
     pool = H1Pool("http://127.0.0.1:9/mcp", connect_timeout=1, limit=1)
     with pytest.raises(ValueError, match="newline"):
         await pool.post({"X-Evil": "a\r\nInjected: 1"}, b"{}")
+
+
+async def test_a_close_the_loop_has_not_read_yet_is_seen_before_reuse() -> None:
+    """A POST written to a connection the server already closed would be lost, and must not
+    be sent twice (RFC 9112 §9.3.1): an idle connection is polled before it is reused."""
+    import socket
+
+    from mcpkit.client.h1 import _Conn, _peer_closed
+
+    ours, theirs = socket.socketpair()
+    transport, _ = await asyncio.get_running_loop().create_connection(_Conn, sock=ours)
+    try:
+        assert not _peer_closed(transport)
+        theirs.close()  # the FIN is there; the loop has not run since
+        assert _peer_closed(transport)
+    finally:
+        transport.close()

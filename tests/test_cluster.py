@@ -14,6 +14,7 @@ import orjson
 import pytest
 
 from mcpkit.server.request_state import generate_key
+from processes import RedisProcess
 from support import ROOT, free_port, headers_for, meta, record, rpc, wait_port
 from test_http_server import post
 
@@ -27,22 +28,9 @@ pytestmark = pytest.mark.skipif(
 @pytest.fixture
 async def cluster() -> AsyncIterator[tuple[str, str]]:
     assert REDIS is not None, "redis-server is required in CI"
-    rport = free_port()
-    procs = [
-        await asyncio.create_subprocess_exec(
-            REDIS,
-            "--port",
-            str(rport),
-            "--bind",
-            "127.0.0.1",
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-            stdout=asyncio.subprocess.DEVNULL,
-        )
-    ]
-    await wait_port(rport, procs[0])
+    redis = RedisProcess()
+    await redis.start()
+    procs: list[asyncio.subprocess.Process] = []
     env = {**os.environ, "MCPKIT_STATE_KEYS": generate_key()}
     ports = []
     while len(ports) < 2:
@@ -52,7 +40,7 @@ async def cluster() -> AsyncIterator[tuple[str, str]]:
                 sys.executable,
                 str(ROOT / "tests/servers/cluster_server.py"),
                 str(port),
-                f"redis://127.0.0.1:{rport}/0",
+                redis.url,
                 env=env,
                 stderr=asyncio.subprocess.DEVNULL,
             )
@@ -73,6 +61,7 @@ async def cluster() -> AsyncIterator[tuple[str, str]]:
         proc.terminate()
     for proc in procs:
         await asyncio.wait_for(proc.wait(), 10)
+    await redis.close()
 
 
 def with_caps(message: dict[str, Any]) -> dict[str, Any]:

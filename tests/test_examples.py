@@ -83,3 +83,13 @@ async def test_host_context_example() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     for line in ('"alias": "weather"', "def per_user(call: CallInfo) -> CallExtras:"):
         assert line in readme  # the README shows this file
+
+
+async def test_idempotent_payments(capsys: object) -> None:
+    example = load("examples/idempotent_payments.py")
+    await example.main()
+    out = capsys.readouterr().out  # type: ignore[attr-defined]
+    assert out == "charged 1250 cents (replayed: True); charges made: 1\n"
+    # The README shows the file whole, so that it runs as shown.
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert (ROOT / "examples/idempotent_payments.py").read_text(encoding="utf-8") in readme

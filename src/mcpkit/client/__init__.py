@@ -6,6 +6,7 @@ from __future__ import annotations
 from .client import Client
 from .errors import (
     ClientError,
+    ConnectFailed,
     ConnectionClosed,
     InvalidResponse,
     RequestTimeout,
@@ -35,6 +36,7 @@ __all__ = [
     "ClientError",
     "ClientSession",
     "Completion",
+    "ConnectFailed",
     "ConnectionClosed",
     "Elicitation",
     "HttpTarget",

@@ -39,6 +39,9 @@ class ResultCache:
         self.max_entries = max_entries
         self.clock = clock
 
+    def __len__(self) -> int:
+        return len(self._entries)
+
     @staticmethod
     def _key(method: str, params: dict[str, Any], auth: str) -> tuple[str, str, bytes]:
         salient = {k: v for k, v in params.items() if k != "_meta"}

@@ -2,18 +2,27 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
 from ..protocol.errors import (
     HEADER_MISMATCH,
     MISSING_REQUIRED_CLIENT_CAPABILITY,
     UNSUPPORTED_PROTOCOL_VERSION,
     MCPError,
 )
-from ..protocol.jsonrpc import JSONObject
+from ..protocol.jsonrpc import JSONObject, Notification
 from ..protocol.versions import LEGACY_VERSIONS, MODERN_VERSIONS
 from .connect import Era
 from .errors import ClientError, RequestTimeout, TransportError
 from .session import ClientSession
 from .types import ServerInfo
+
+if TYPE_CHECKING:
+    from .inputs import InputHandlers
+    from .legacy import LegacySession
+    from .transport import Transport
 
 #: Errors only a 2026-07-28 server sends: recognising one means "modern" (VER-10, TR-HBC-02).
 _MODERN_CODES = frozenset(
@@ -26,11 +35,13 @@ ERA_CACHE: dict[str, Era] = {}
 async def probe_modern(
     session: ClientSession, *, strict: bool, timeout: float | None
 ) -> ServerInfo | None:
-    """`server/discover` first; a recognised modern error still means modern (VER-10)."""
-    limit = None if strict else timeout
+    """`server/discover` first; a recognised modern error still means modern (VER-10).
+
+    `strict` (the era is known or required): every failure is raised. `timeout` bounds each
+    attempt in either case: a server that accepts and never answers fails the connect."""
     for attempt in range(2):
         try:
-            raw = await session.request("server/discover", timeout=limit)
+            raw = await session.request("server/discover", timeout=timeout)
         except MCPError as exc:
             if exc.code == UNSUPPORTED_PROTOCOL_VERSION and isinstance(exc.data, dict):
                 usable = [v for v in exc.data.get("supported") or [] if v in MODERN_VERSIONS]
@@ -54,6 +65,88 @@ async def probe_modern(
             return None  # HTTP 4xx without a modern error body: legacy (TR-HBC-03)
         return server_info(raw, session.protocol_version)
     raise ClientError("the server rejected every protocol version this client speaks")
+
+
+@dataclass(frozen=True, slots=True)
+class LegacyStart:
+    """What a 2025-11-25 session needs besides the modern session, should the server be legacy."""
+
+    transport: Transport
+    handlers: InputHandlers
+    on_notification: Callable[[Notification], Any]
+    extensions: JSONObject
+
+    def session(self, session: ClientSession) -> LegacySession:
+        from .legacy import LegacySession
+
+        return LegacySession(
+            self.transport,
+            self.handlers,
+            session,
+            on_notification=self.on_notification,
+            extensions=self.extensions,
+        )
+
+
+async def connect_era(
+    key: str,
+    requested: str,
+    session: ClientSession,
+    legacy: LegacyStart,
+    timeout: float | None,
+    probe_timeout: float,
+) -> tuple[ServerInfo, LegacySession | None]:
+    """`handshake` in the era asked for, else the one cached for this target (VER-11), else
+    "auto". The detected era is cached; a cached guess that fails is forgotten, so that the
+    next connect probes again."""
+    cached = ERA_CACHE.get(key) if requested == "auto" else None
+    try:
+        info, opened = await handshake(cached or requested, session, legacy, timeout, probe_timeout)
+    except BaseException:
+        if cached is not None:
+            del ERA_CACHE[key]
+        raise
+    ERA_CACHE[key] = "legacy" if opened is not None else "modern"
+    return info, opened
+
+
+async def handshake(
+    era: str,
+    session: ClientSession,
+    legacy: LegacyStart,
+    timeout: float | None,
+    probe_timeout: float,
+) -> tuple[ServerInfo, LegacySession | None]:
+    """Connect in `era` ("auto", "modern", "legacy"): the server's info, and the legacy session
+    when it speaks 2025-11-25. Every step has a deadline: the probe `probe_timeout` when the era
+    is unknown (TR-STDIO-16), else `timeout`; `initialize` `timeout`."""
+    if era != "legacy":
+        strict = era == "modern"
+        info = await probe_modern(
+            session, strict=strict, timeout=timeout if strict else probe_timeout
+        )
+        if info is not None:
+            return info, None
+    started = legacy.session(session)
+    try:
+        return await started.initialize(timeout), started
+    except MCPError as exc:
+        if era != "auto" or not refused_as_modern(exc):
+            raise
+        started.detach()  # a slow modern-only server: the probe timed out, yet it is modern
+        modern = await probe_modern(session, strict=True, timeout=timeout)
+        if modern is None:
+            raise
+        return modern, None
+
+
+def refused_as_modern(exc: MCPError) -> bool:
+    """`initialize` refused with -32022 naming modern versions (VER-12): a modern-only server
+    that was too slow to answer the probe in time. Connect with `server/discover` after all."""
+    if exc.code != UNSUPPORTED_PROTOCOL_VERSION or not isinstance(exc.data, dict):
+        return False
+    supported = exc.data.get("supported")
+    return isinstance(supported, list) and any(v in MODERN_VERSIONS for v in supported)
 
 
 def server_info(raw: JSONObject, version: str) -> ServerInfo:

@@ -1,9 +1,15 @@
 """Errors raised by the client itself, never sent by the peer (BASE-22).
 
     ClientError                 anything mcpkit's client detected locally
-    ├── TransportError          the connection failed (HTTP status, refused, process died)
-    │   └── ConnectionClosed    the server process or stream went away
-    │       └── StreamBroken    an HTTP response stream ended early (re-sent once)
+    ├── TransportError          the connection failed (HTTP status, unexpected content, ...)
+    │   ├── ConnectFailed       the request certainly never reached the server: connection
+    │   │                       refused, DNS failure, TLS handshake or connect timeout, the
+    │   │                       stdio process could not start. Always safe to retry.
+    │   └── ConnectionClosed    the server process or connection went away after the request
+    │       │                   was sent: it may or may not have run (retry with an
+    │       │                   idempotency key)
+    │       └── StreamBroken    an HTTP response stream ended before its response (re-sent
+    │                           once with a new id and the same idempotency key: TR-HTTP-22)
     ├── RequestTimeout          no response within the timeout (also a TimeoutError)
     ├── InvalidResponse         the peer answered with something that is not valid MCP
     ├── TaskCancelled           the task running a call ended `cancelled` (tasks extension)
@@ -29,8 +35,15 @@ class TransportError(ClientError):
         self.body = body
 
 
+class ConnectFailed(TransportError):
+    """No connection to the server could be made, so the request was certainly not delivered
+    (connection refused, DNS failure, TLS handshake or connect timeout, a stdio command that
+    cannot start). Retrying can never run anything twice."""
+
+
 class ConnectionClosed(TransportError):
-    """The server process exited or the stream closed before the response arrived."""
+    """The server process exited or the connection closed before the response arrived. The
+    request may have been processed: retry it only with an idempotency key."""
 
 
 class StreamBroken(ConnectionClosed):

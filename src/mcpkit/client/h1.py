@@ -12,8 +12,10 @@ else (auth, GET streams, legacy sessions, redirects) stays on aiohttp.
 from __future__ import annotations
 
 import asyncio
+import select
 import socket
 import ssl
+import time
 from collections import deque
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
@@ -21,7 +23,27 @@ from urllib.parse import urlsplit
 
 import httptools
 
+from .http_failures import connect_failed
+
 __all__ = ["H1Pool", "H1Response"]
+
+
+#: A connection idle this long is checked for a close from the server before it is reused.
+_CHECK_AFTER = 0.1
+
+
+def _peer_closed(transport: asyncio.BaseTransport | None) -> bool:
+    """The server closed (or wrote to) this idle connection and the loop has not seen it yet:
+    a request written now would be lost, and a POST must not be sent twice (RFC 9112 §9.3.1).
+    As urllib3 does, poll the socket without waiting: readable while idle means EOF."""
+    sock = transport.get_extra_info("socket") if transport is not None else None
+    if sock is None:
+        return transport is None
+    try:
+        readable, _, _ = select.select([sock], [], [], 0)
+    except (OSError, ValueError):
+        return True
+    return bool(readable)
 
 
 class H1Response:
@@ -89,6 +111,7 @@ class _Conn(asyncio.Protocol):
         self.waiter: asyncio.Future[None] | None = None
         self.error: BaseException | None = None
         self.keep_alive = True
+        self.idle_since = 0.0
         self._name = b""
 
     # -- asyncio.Protocol
@@ -169,7 +192,10 @@ class _Conn(asyncio.Protocol):
 class H1Pool:
     """Keep-alive connections to the origin of one URL; POSTs to that URL's path."""
 
-    def __init__(self, url: str, *, connect_timeout: float | None, limit: int) -> None:
+    def __init__(
+        self, url: str, *, connect_timeout: float | None, limit: int, keepalive: float = 4.0
+    ) -> None:
+        self.url = url
         parts = urlsplit(url)
         self.host = parts.hostname or "localhost"
         self.port = parts.port or (443 if parts.scheme == "https" else 80)
@@ -182,6 +208,7 @@ class H1Pool:
         host_header = authority if default_port else f"{authority}:{self.port}"
         self._head = f"POST {target} HTTP/1.1\r\nHost: {host_header}\r\n".encode("latin-1")
         self.connect_timeout = connect_timeout
+        self.keepalive = keepalive
         self._idle: list[_Conn] = []
         self._slots = asyncio.Semaphore(limit)
 
@@ -194,44 +221,48 @@ class H1Pool:
             ssl=self.ssl,
             server_hostname=self.host if self.ssl else None,
         )
-        _, conn = await asyncio.wait_for(connect, self.connect_timeout)
+        try:
+            _, conn = await asyncio.wait_for(connect, self.connect_timeout)
+        except (OSError, TimeoutError) as exc:  # refused, DNS, TLS, connect timeout
+            raise connect_failed(self.url, exc, self.connect_timeout) from exc
         return conn
 
     async def post(self, headers: Mapping[str, str], body: bytes) -> H1Response:
         """Send the POST; return once the response head arrived (the body streams after).
 
-        A kept-alive connection the server closed meanwhile fails before any response byte:
-        the request was not received, and goes once more on a new connection."""
+        A connection that closes before the head is a `ConnectionError` for the caller to judge:
+        the server may have received and run the request, so it is never sent again here.
+        Idle connections are reused for `keepalive` seconds only, under the usual server idle
+        timeouts, so that a connection the server is closing is rarely picked."""
         data = self._request(headers, body)
-        while True:
-            await self._slots.acquire()
-            reused = False
-            try:
-                while self._idle:
-                    conn = self._idle.pop()
-                    if conn.transport is not None and conn.error is None:
-                        reused = True
-                        break
-                else:
-                    conn = await self._connect()
-            except BaseException:
-                self._slots.release()
-                raise
-            resp = H1Response(conn, self)
-            conn.response = resp
-            try:
-                assert conn.transport is not None
-                conn.transport.write(data)
-                while not resp.status:
-                    await conn.wait()
-                return resp
-            except ConnectionError:
-                resp.close()
-                if not reused or resp.status or resp.chunks:
-                    raise
-            except BaseException:
-                resp.close()  # cancelled or failed before the head: the connection goes (CANC-04)
-                raise
+        await self._slots.acquire()
+        try:
+            conn = self._idle_conn() or await self._connect()
+        except BaseException:
+            self._slots.release()
+            raise
+        resp = H1Response(conn, self)
+        conn.response = resp
+        try:
+            assert conn.transport is not None
+            conn.transport.write(data)
+            while not resp.status:
+                await conn.wait()
+            return resp
+        except BaseException:
+            resp.close()  # cancelled or failed before the head: the connection goes (CANC-04)
+            raise
+
+    def _idle_conn(self) -> _Conn | None:
+        now = time.monotonic()
+        while self._idle:
+            conn = self._idle.pop()
+            idle, transport = now - conn.idle_since, conn.transport
+            usable = transport is not None and conn.error is None and idle < self.keepalive
+            if usable and (idle < _CHECK_AFTER or not _peer_closed(transport)):
+                return conn
+            conn.close()
+        return None
 
     def _request(self, headers: Mapping[str, str], body: bytes) -> bytes:
         lines = [self._head]
@@ -246,6 +277,7 @@ class H1Pool:
     def put(self, conn: _Conn, *, reusable: bool) -> None:
         conn.response = None
         if reusable and conn.keep_alive and conn.transport is not None and conn.error is None:
+            conn.idle_since = time.monotonic()
             self._idle.append(conn)
         else:
             conn.close()

@@ -24,7 +24,9 @@ from ..protocol.jsonrpc import (
     encode_request,
 )
 from .errors import InvalidResponse, StreamBroken, TransportError
+from .http_failures import failure, unexpected_content
 from .http_headers import CALL_HEADERS, ToolHeaderIndex, build_request_headers
+from .proxy import proxy_for
 from .sse import SSEParser
 from .transport import NotificationHandler, dispatch_notification, logger
 
@@ -35,11 +37,18 @@ if TYPE_CHECKING:
 __all__ = ["HttpTransport"]
 
 _MAX_ERROR_BODY = 64 * 1024
+#: Seconds an idle connection stays in the pool: under the usual server idle timeouts (Node and
+#: uvicorn close after 5 s), so a connection the server is closing is not picked for a request,
+#: which could not be sent again safely once it has gone out.
+KEEPALIVE = 4.0
 
 
 class HttpTransport:
     """Talks to one MCP endpoint URL. `headers` are added to every request; `auth` (an
     `mcpkit.auth.OAuth`) answers 401/403 challenges and adds the access token (AUTH-20)."""
+
+    #: A listen stream that breaks is opened again with a new POST (SUB-13).
+    reopens_streams = True
 
     def __init__(
         self,
@@ -63,22 +72,33 @@ class HttpTransport:
         self._http: aiohttp.ClientSession | None = None
         #: The request hot path without auth: a lean HTTP/1.1 pool (`h1.py`) beside aiohttp.
         self._h1: H1Pool | None = None
+        #: The proxy that HTTP(S)_PROXY / ALL_PROXY name for this URL, unless NO_PROXY skips it.
+        self.proxy: str | None = None
 
     async def start(self) -> None:
         if self._http is not None:
             return
-        connector = aiohttp.TCPConnector(limit=self._max_connections, keepalive_timeout=30)
+        connector = aiohttp.TCPConnector(limit=self._max_connections, keepalive_timeout=KEEPALIVE)
         timeout = aiohttp.ClientTimeout(total=None, sock_connect=self._connect_timeout)
         self._http = aiohttp.ClientSession(
             connector=connector, timeout=timeout, auto_decompress=True
         )
-        if self.auth is None and self.url.startswith(("http://", "https://")):
+        self.proxy = proxy_for(self.url)
+        # The lean pool speaks to the origin only: with a proxy, aiohttp carries everything.
+        if (
+            self.auth is None
+            and self.proxy is None
+            and self.url.startswith(("http://", "https://"))
+        ):
             try:
                 from .h1 import H1Pool
             except ImportError:  # no httptools: everything goes through aiohttp
                 return
             self._h1 = H1Pool(
-                self.url, connect_timeout=self._connect_timeout, limit=self._max_connections
+                self.url,
+                connect_timeout=self._connect_timeout,
+                limit=self._max_connections,
+                keepalive=KEEPALIVE,
             )
 
     async def close(self) -> None:
@@ -101,14 +121,16 @@ class HttpTransport:
             raise TransportError("HTTP transport is not started")
         auth = self.auth
         if auth is None:
-            return await self._http.request(method, self.url, data=data, headers=headers)
+            return await self._http.request(
+                method, self.url, data=data, headers=headers, proxy=self.proxy
+            )
         from ..auth.oauth import RetryState
 
         state = RetryState()
         while True:
             sent = await auth.headers(method, self.url)
             resp = await self._http.request(
-                method, self.url, data=data, headers={**headers, **sent}
+                method, self.url, data=data, headers={**headers, **sent}, proxy=self.proxy
             )
             if resp.status not in (401, 403) and "DPoP-Nonce" not in resp.headers:
                 return resp
@@ -148,18 +170,20 @@ class HttpTransport:
         body = encode_request(request_id, method, params)
         headers = self.headers_for(method, params)
         try:
-            async with await self._post(headers, body) as resp:
-                try:
-                    return await self._read_response(resp, request_id)
-                except MCPError:
-                    raise  # an error body, fully read: the connection stays reusable
-                except BaseException:
-                    resp.close()  # drop the connection: on HTTP this cancels the request
-                    raise
-        except aiohttp.ClientError as exc:
-            raise TransportError(f"HTTP request to {self.url} failed: {exc}") from exc
-        except OSError as exc:
-            raise TransportError(f"cannot reach {self.url}: {exc}") from exc
+            resp = await self._post(headers, body)
+        except (aiohttp.ClientError, OSError) as exc:
+            raise failure(self.url, exc, answered=False) from exc
+        async with resp:
+            try:
+                return await self._read_response(resp, request_id)
+            except MCPError:
+                raise  # an error body, fully read: the connection stays reusable
+            except (aiohttp.ClientError, OSError) as exc:
+                resp.close()
+                raise failure(self.url, exc, answered=True) from exc
+            except BaseException:
+                resp.close()  # drop the connection: on HTTP this cancels the request
+                raise
 
     async def _post(
         self, headers: Mapping[str, str], body: bytes
@@ -180,13 +204,17 @@ class HttpTransport:
         if self._http is None:
             raise TransportError("HTTP transport is not started")
         body = encode_request(request_id, method, params)
+        answered = False
         try:
             async with await self.send("POST", self.headers_for(method, params), body) as resp:
+                answered = True
                 if resp.status >= 300:
                     await _raise_http_error(resp)
                 if resp.content_type == "application/json":
                     yield orjson.loads(await resp.read())
                     return
+                if resp.content_type != "text/event-stream":
+                    raise unexpected_content(self.url, resp.status, resp.content_type)
                 parser = SSEParser()
                 try:
                     async for chunk in resp.content.iter_any():
@@ -195,8 +223,8 @@ class HttpTransport:
                                 yield orjson.loads(event.data)
                 finally:
                     resp.close()
-        except aiohttp.ClientError as exc:
-            raise TransportError(f"HTTP stream to {self.url} failed: {exc}") from exc
+        except (aiohttp.ClientError, OSError) as exc:
+            raise failure(self.url, exc, answered=answered) from exc
 
     async def _read_response(
         self, resp: aiohttp.ClientResponse | H1Response, request_id: RequestId
@@ -208,10 +236,7 @@ class HttpTransport:
             return _expect_response(await resp.read(), resp.status)
         if ctype == "text/event-stream":
             return await self._read_stream(resp, request_id)
-        raise TransportError(
-            f"unexpected HTTP {resp.status} response with Content-Type {ctype or 'none'!r}",
-            status=resp.status,
-        )
+        raise unexpected_content(self.url, resp.status, ctype)
 
     async def _read_stream(
         self, resp: aiohttp.ClientResponse | H1Response, request_id: RequestId
@@ -226,7 +251,7 @@ class HttpTransport:
             final = await self._on_event(event.event, event.data, request_id)
             if final is not None:
                 return final
-        raise StreamBroken("the SSE stream ended before the response arrived")
+        raise StreamBroken(f"the SSE stream from {self.url} ended before the response arrived")
 
     async def _on_event(self, kind: str, data: str, request_id: RequestId) -> Response | None:
         if kind != "message" or not data:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from types import MappingProxyType
 from typing import Any
@@ -19,7 +20,7 @@ from ..protocol.headers import (
 from ..protocol.jsonrpc import JSONObject
 from ..protocol.versions import LATEST, META_PROTOCOL_VERSION
 
-__all__ = ["ACCEPT", "CALL_HEADERS", "ToolHeaderIndex", "build_request_headers"]
+__all__ = ["ACCEPT", "CALL_HEADERS", "ToolHeaderIndex", "build_request_headers", "call_headers"]
 
 logger = logging.getLogger("mcpkit.client")
 
@@ -30,6 +31,30 @@ CALL_HEADERS: ContextVar[Mapping[str, str]] = ContextVar(
     "mcpkit_call_headers",
     default=MappingProxyType({}),  # read-only: never shared mutable state
 )
+_MCP_HEADERS = ("mcp-protocol-version", "mcp-method", "mcp-name", "mcp-param-", "mcp-session-id")
+
+
+_NO_HEADERS = contextlib.nullcontext()
+
+
+def call_headers(headers: Mapping[str, str] | None) -> contextlib.AbstractContextManager[None]:
+    """Add `headers` to the requests made inside (none of the MCP ones: TR-HDR-12). Without
+    any, a shared no-op (the call path stays as cheap as it was)."""
+    if not headers:
+        return _NO_HEADERS
+    mirrored = [h for h in headers if h.lower().startswith(_MCP_HEADERS)]
+    if mirrored:
+        raise ValueError(f"headers {mirrored} are set by the transport (TR-HDR-12)")
+    return _added(headers)
+
+
+@contextlib.contextmanager
+def _added(headers: Mapping[str, str]) -> Iterator[None]:
+    token = CALL_HEADERS.set({**CALL_HEADERS.get(), **headers})
+    try:
+        yield
+    finally:
+        CALL_HEADERS.reset(token)
 
 
 def build_request_headers(

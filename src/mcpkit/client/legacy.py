@@ -11,18 +11,22 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import itertools
 from collections.abc import AsyncIterator, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..protocol.errors import MCPError, MethodNotFound, error_from_wire
 from ..protocol.jsonrpc import JSONObject, Notification
 from ..protocol.versions import LEGACY_LATEST, LEGACY_VERSIONS
+from .deadline import Deadline
 from .errors import ClientError, InvalidResponse, RequestTimeout
 from .inputs import InputHandlers, NoHandler
-from .session import Trace, response_message
+from .session import response_message
+from .stdio import StdioTransport
 from .transport import Transport
 from .types import ServerInfo
+
+if TYPE_CHECKING:
+    from .session import ClientSession
 
 #: Versions we accept from `initialize` (newest first).
 ACCEPTED = LEGACY_VERSIONS
@@ -33,27 +37,31 @@ class LegacySession:
         self,
         transport: Transport,
         handlers: InputHandlers,
-        client_info: JSONObject | None,
+        session: ClientSession,
         *,
         on_notification: Callable[[Notification], Any],
         extensions: JSONObject | None = None,
-        trace: Trace | None = None,
     ) -> None:
+        """`session`: the connection's modern session, whose id counter this one shares (the
+        era probe and every other request draw from it, so a late answer to an abandoned
+        request can never be taken for another's), its client info, log level and trace.
+        `extensions`: declared in `initialize` besides the handlers' capabilities (VER-07)."""
         from .http import HttpTransport
         from .legacy_http import LegacyHttpChannel
-        from .stdio import StdioTransport
 
         self.handlers = handlers
-        self.client_info = client_info or {"name": "mcpkit", "version": "0"}
+        self.client_info = session.client_info or {"name": "mcpkit", "version": "0"}
+        self.log_level = session.log_level
         self.on_notification = on_notification
         self.extensions = extensions or {}
-        self.trace = trace
-        self._ids = itertools.count(1)
+        self.trace = session.trace
+        self._next_id = session.next_id
         self._listeners: list[asyncio.Queue[Notification]] = []
         self.channel: Any
         if isinstance(transport, HttpTransport):
             self.channel = LegacyHttpChannel(transport, self.answer, self._notification)
         elif isinstance(transport, StdioTransport):
+            self._restore = (transport.on_request, transport.on_notification)
             transport.on_request = self.answer
             transport.on_notification = self._notification
             self.channel = transport
@@ -82,14 +90,23 @@ class LegacySession:
         self.protocol_version = version
         if hasattr(self.channel, "session_ready"):
             self.channel.session_ready(version)
-        await self.channel.notify("notifications/initialized", None)
+        try:
+            async with asyncio.timeout(timeout):
+                await self.channel.notify("notifications/initialized", None)
+        except TimeoutError as exc:
+            raise RequestTimeout(
+                f"notifications/initialized was not accepted within {timeout} s"
+            ) from exc
         if hasattr(self.channel, "open_stream"):
             await self.channel.open_stream()
+        capabilities = result.get("capabilities") or {}
+        if self.log_level is not None and "logging" in capabilities:
+            await self._send("logging/setLevel", {"level": self.log_level}, timeout)
         info = result.get("serverInfo") or {}
         return ServerInfo(
             era="legacy",
             protocol_version=version,
-            capabilities=result.get("capabilities") or {},
+            capabilities=capabilities,
             name=info.get("name"),
             version=info.get("version"),
             instructions=result.get("instructions"),
@@ -97,8 +114,18 @@ class LegacySession:
             raw=result,
         )
 
+    def detach(self) -> None:
+        """`initialize` showed a modern server after all: give the transport back as it was."""
+        if isinstance(self.channel, StdioTransport):
+            self.channel.on_request, self.channel.on_notification = self._restore
+
     async def request(
-        self, method: str, params: JSONObject, *, timeout: float | None
+        self,
+        method: str,
+        params: JSONObject,
+        *,
+        timeout: float | None,
+        deadline: Deadline | None = None,
     ) -> JSONObject:
         meta = params.get("_meta")
         if isinstance(meta, dict):  # only progressToken means something on this wire
@@ -108,14 +135,19 @@ class LegacySession:
                 if meta
                 else {k: v for k, v in params.items() if k != "_meta"}
             )
-        return await self._send(method, params, timeout)
+        return await self._send(method, params, timeout, deadline)
 
     async def _send(
-        self, method: str, params: JSONObject | None, timeout: float | None
+        self,
+        method: str,
+        params: JSONObject | None,
+        timeout: float | None,
+        deadline: Deadline | None = None,
     ) -> JSONObject:
-        request_id = next(self._ids)
+        request_id = self._next_id()
+        scope = asyncio.timeout(timeout) if deadline is None else deadline.scope()
         try:
-            async with asyncio.timeout(timeout):
+            async with scope:
                 if self.trace is not None:
                     sent = {"jsonrpc": "2.0", "id": request_id, "method": method}
                     self.trace("send", {**sent, "params": params or {}})
@@ -123,7 +155,10 @@ class LegacySession:
                 if self.trace is not None:
                     self.trace("recv", response_message(response))
         except TimeoutError as exc:
-            raise RequestTimeout(f"{method} got no response within {timeout} s") from exc
+            if isinstance(exc, RequestTimeout):
+                raise
+            within = deadline.describe() if deadline is not None else f"within {timeout} s"
+            raise RequestTimeout(f"{method} got no response {within}") from exc
         if response.error is not None:
             raise error_from_wire(response.error)
         if not isinstance(response.result, dict):
@@ -148,7 +183,7 @@ class LegacySession:
         if asyncio.iscoroutine(out):
             await out
 
-    async def listen(self, wanted: JSONObject) -> AsyncIterator[JSONObject]:
+    async def listen(self, wanted: JSONObject, timeout: float | None) -> AsyncIterator[JSONObject]:
         """Legacy list_changed notifications arrive on the session; URIs via resources/subscribe.
         Yields wire-shaped messages, starting with a local acknowledgement like a modern stream."""
         kinds = {
@@ -161,7 +196,7 @@ class LegacySession:
         self._listeners.append(queue)
         try:
             for uri in uris:
-                await self._send("resources/subscribe", {"uri": uri}, None)
+                await self._send("resources/subscribe", {"uri": uri}, timeout)
             yield {
                 "method": "notifications/subscriptions/acknowledged",
                 "params": {"notifications": wanted},
@@ -177,8 +212,10 @@ class LegacySession:
             self._listeners.remove(queue)
             for uri in uris:
                 with contextlib.suppress(MCPError, ClientError):
-                    await self._send("resources/unsubscribe", {"uri": uri}, 5)
+                    await self._send("resources/unsubscribe", {"uri": uri}, min(timeout or 5, 5))
 
-    async def close(self) -> None:
+    async def close(self, timeout: float | None = 5.0) -> None:
         if hasattr(self.channel, "end_session"):
-            await self.channel.end_session()
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(timeout):
+                    await self.channel.end_session()

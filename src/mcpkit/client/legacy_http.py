@@ -23,8 +23,9 @@ from ..protocol.jsonrpc import (
     encode_request,
     encode_result,
 )
-from .errors import ConnectionClosed, TransportError
+from .errors import ConnectionClosed, InvalidResponse, TransportError
 from .http import HttpTransport, _raise_http_error
+from .http_failures import failure, unexpected_content
 from .http_headers import CALL_HEADERS
 from .sse import SSEParser
 
@@ -84,10 +85,13 @@ class LegacyHttpChannel:
     async def request(self, request_id: RequestId, method: str, params: JSONObject) -> Response:
         waiter: asyncio.Future[Response] = asyncio.get_running_loop().create_future()
         self._waiting[request_id] = waiter
+        url = self.transport.url
+        answered = False
         try:
             async with await self.transport.send(
                 "POST", self.headers(), encode_request(request_id, method, params)
             ) as resp:
+                answered = True
                 if resp.status == 404 and self.session_id is not None:
                     raise SessionExpired(
                         "the server no longer knows this session (HTTP 404)", status=404
@@ -99,12 +103,16 @@ class LegacyHttpChannel:
                 if resp.content_type == "application/json":
                     message = decode(await resp.read())
                     if not isinstance(message, Response):
-                        raise TransportError("the JSON body is not a JSON-RPC response")
+                        raise InvalidResponse("the JSON body is not a JSON-RPC response")
                     return message
+                if resp.content_type != "text/event-stream":
+                    raise unexpected_content(url, resp.status, resp.content_type)
                 parser = await self._consume(resp)
             if waiter.done():
                 return waiter.result()
             return await self._resume(parser, waiter)
+        except (aiohttp.ClientError, OSError) as exc:
+            raise failure(url, exc, answered=answered) from exc
         finally:
             self._waiting.pop(request_id, None)
 
@@ -153,6 +161,8 @@ class LegacyHttpChannel:
             waiter = self._waiting.get(message.id) if message.id is not None else None
             if waiter is not None and not waiter.done():
                 waiter.set_result(message)
+            else:  # an answer to a request given up on (timed out, cancelled): CANC-12
+                log.debug("discarding a late response to abandoned request %r", message.id)
         elif isinstance(message, Notification):
             await self.on_notification(message)
         elif isinstance(message, Request):
@@ -175,11 +185,14 @@ class LegacyHttpChannel:
                 await resp.read()
 
     async def notify(self, method: str, params: JSONObject | None) -> None:
-        async with await self.transport.send(
-            "POST", self.headers(), encode_notification(method, params)
-        ) as resp:
-            if resp.status >= 300:
-                await _raise_http_error(resp)
+        try:
+            async with await self.transport.send(
+                "POST", self.headers(), encode_notification(method, params)
+            ) as resp:
+                if resp.status >= 300:
+                    await _raise_http_error(resp)
+        except (aiohttp.ClientError, OSError) as exc:
+            raise failure(self.transport.url, exc, answered=False) from exc
 
     # -- the standalone GET stream -------------------------------------------------------------
     async def open_stream(self, timeout: float = 10.0) -> None:

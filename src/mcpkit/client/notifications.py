@@ -8,12 +8,20 @@ from collections.abc import Callable
 from typing import Any
 
 from ..protocol.jsonrpc import Notification
+from ..protocol.meta import LOG_LEVEL_RANK
 from .cache import ResultCache
 
 log = logging.getLogger("mcpkit.client")
 
 ProgressCallback = Callable[[float, float | None, str | None], Any]
 LogCallback = Callable[[str, Any, str | None], Any]
+
+
+def check_log_level(level: str | None) -> str | None:
+    """A level a caller asked for: one of the syslog names (LOG-02), or None."""
+    if level is not None and level not in LOG_LEVEL_RANK:
+        raise ValueError(f"log_level must be one of {', '.join(LOG_LEVEL_RANK)}")
+    return level
 
 
 class NotificationRouter:
@@ -24,10 +32,13 @@ class NotificationRouter:
         cache: ResultCache | None,
         on_log: LogCallback | None,
         user: Callable[[Notification], Any] | None,
+        trace: Callable[[str, dict[str, Any]], None] | None = None,
     ) -> None:
         self.cache = cache
         self.on_log = on_log
         self.user = user
+        #: Sees each notification as received (`Client(trace=...)`).
+        self.trace = trace
         #: progressToken → the callback of the call in flight that carries it
         self.progress: dict[str, ProgressCallback] = {}
 
@@ -38,6 +49,8 @@ class NotificationRouter:
             self.cache.invalidate(note.method, uri if isinstance(uri, str) else None)
 
     async def __call__(self, note: Notification) -> None:
+        if self.trace is not None:
+            self.trace("recv", {"jsonrpc": "2.0", "method": note.method, "params": note.params})
         params = note.params or {}
         if note.method == "notifications/progress":
             callback = self.progress.get(str(params.get("progressToken")))

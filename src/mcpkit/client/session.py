@@ -16,6 +16,7 @@ from typing import Any
 
 from .._version import __version__
 from ..protocol.errors import HeaderMismatch, error_from_wire
+from ..protocol.idempotency import IDEMPOTENCY_KEY
 from ..protocol.jsonrpc import JSONObject, Response
 from ..protocol.tasks import declares_tasks
 from ..protocol.versions import (
@@ -25,7 +26,8 @@ from ..protocol.versions import (
     META_LOG_LEVEL,
     META_PROTOCOL_VERSION,
 )
-from .errors import InvalidResponse, RequestTimeout, StreamBroken
+from .deadline import Deadline
+from .errors import ConnectionClosed, InvalidResponse, RequestTimeout, StreamBroken
 from .stdio import StderrMode
 from .target import HttpTarget, parse_target
 from .transport import NotificationHandler, Transport
@@ -40,6 +42,8 @@ DEFAULT_CLIENT_INFO: JSONObject = {"name": "mcpkit", "version": __version__}
 #: but for `task` when the session declares the tasks extension (BASE-08).
 _KNOWN_RESULT_TYPES = frozenset({"complete", "input_required"})
 _MAX_PAGES = 10_000
+#: Requests a second delivery could act on twice: re-sent after a lost answer only with a key.
+_REPEATS_EFFECTS = frozenset({"tools/call", "tasks/update"})
 
 
 def make_transport(
@@ -140,31 +144,44 @@ class ClientSession:
         params: Mapping[str, Any] | None = None,
         *,
         timeout: float | EllipsisType | None = ...,
+        deadline: Deadline | None = None,
     ) -> JSONObject:
         """Send one request and return its result. The caller's `_meta` keys win over ours.
 
-        `timeout` overrides the session's for this request (None: wait forever).
+        `timeout` overrides the session's for this request (None: wait forever); a `deadline`
+        replaces both (a timeout that progress may restart, under an overall maximum).
+        A stream that broke before its response is re-sent once with a new id (TR-HTTP-22); so
+        is a request whose connection closed before any answer, unless a second delivery could
+        repeat its effect (`tools/call`, `tasks/update`) and it carries no idempotency key.
         """
         body: JSONObject = dict(params or {})
         extra = body.get("_meta")
         meta = self.request_meta()
         if self.log_level is not None:
             meta[META_LOG_LEVEL] = self.log_level
-        body["_meta"] = {**meta, **(extra if isinstance(extra, Mapping) else {})}
+        meta = {**meta, **(extra if isinstance(extra, Mapping) else {})}
+        body["_meta"] = meta
         limit = self.timeout if isinstance(timeout, EllipsisType) else timeout
+        scope = asyncio.timeout(limit) if deadline is None else deadline.scope()
         try:
-            async with asyncio.timeout(limit):
+            async with scope:
                 request_id = next(self._ids)
                 try:
-                    response = await self._exchange(request_id, method, body)
-                except StreamBroken:
-                    # TR-HTTP-22: the request was lost with its stream; send it again, new id.
-                    request_id = next(self._ids)
+                    response = await (
+                        self.transport.request(request_id, method, body)
+                        if self.trace is None
+                        else self._exchange(request_id, method, body)
+                    )
+                except ConnectionClosed as exc:
+                    if not (isinstance(exc, StreamBroken) or _resendable(method, meta)):
+                        raise  # it may have run: only a key makes a second delivery safe
+                    request_id = next(self._ids)  # same body: the same idempotency key
                     response = await self._exchange(request_id, method, body)
         except TimeoutError as exc:
             if isinstance(exc, RequestTimeout):
                 raise
-            raise RequestTimeout(f"{method} got no response within {limit} s") from exc
+            within = deadline.describe() if deadline is not None else f"within {limit} s"
+            raise RequestTimeout(f"{method} got no response {within}") from exc
         if response.error is not None:
             raise error_from_wire(response.error)
         if response.id != request_id:
@@ -242,6 +259,10 @@ class ClientSession:
                 raise InvalidResponse(f"{method} returned a bad or repeated cursor {cursor!r}")
             seen.add(cursor)
         raise InvalidResponse(f"{method} returned more than {_MAX_PAGES} pages")
+
+
+def _resendable(method: str, meta: JSONObject) -> bool:
+    return method not in _REPEATS_EFFECTS or IDEMPOTENCY_KEY in meta
 
 
 def response_message(response: Response) -> JSONObject:

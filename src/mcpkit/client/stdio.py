@@ -28,7 +28,7 @@ from ..protocol.jsonrpc import (
     encode_result,
 )
 from ..protocol.versions import META_SUBSCRIPTION_ID
-from .errors import ConnectionClosed, TransportError
+from .errors import ConnectFailed, ConnectionClosed, TransportError
 from .transport import NotificationHandler, dispatch_notification, logger
 
 __all__ = ["StderrMode", "StdioTransport"]
@@ -100,7 +100,7 @@ class StdioTransport:
                 limit=_LINE_LIMIT,
             )
         except OSError as exc:
-            raise TransportError(f"cannot start {self.command[0]!r}: {exc}") from exc
+            raise ConnectFailed(f"cannot start {self.command[0]!r}: {exc}") from exc
         self._tasks.append(asyncio.create_task(self._read_stdout(), name="mcpkit-stdio-reader"))
         if self._proc.stderr is not None:
             self._tasks.append(asyncio.create_task(self._read_stderr(), name="mcpkit-stdio-err"))
@@ -211,7 +211,8 @@ class StdioTransport:
                 future.set_result(message)
             elif message.id is None and message.is_error:
                 logger.warning("server sent an error without id: %r", message.error)
-            # else: a late answer to a cancelled request (CANC-12)
+            else:  # an answer to a request given up on (timed out, cancelled): CANC-12
+                logger.debug("discarding a late response to abandoned request %r", message.id)
         elif isinstance(message, Notification):
             meta = (message.params or {}).get("_meta")
             sub = meta.get(META_SUBSCRIPTION_ID) if isinstance(meta, dict) else None

@@ -42,9 +42,11 @@ class Transport(Protocol):
     async def request(self, request_id: RequestId, method: str, params: JSONObject) -> Response:
         """Send one request and return the server's final response (result or error).
 
-        Raises `TransportError` when the wire fails. A transport whose framing carries the
-        error out of band (an HTTP 4xx with a JSON-RPC error body) may raise that
-        `MCPError` itself. Cancelling the call cancels the request on the wire.
+        Raises `TransportError` when the wire fails, saying how far the request got:
+        `ConnectFailed` (never delivered), `ConnectionClosed` (sent, no answer) or
+        `StreamBroken` (the answer broke off; the session re-sends it). A transport whose
+        framing carries the error out of band (an HTTP 4xx with a JSON-RPC error body) may
+        raise that `MCPError` itself. Cancelling the call cancels the request on the wire.
         """
         ...
 

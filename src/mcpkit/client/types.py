@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..protocol.idempotency import IDEMPOTENT_REPLAY
+
 JSON = dict[str, Any]
 
 
@@ -94,12 +96,21 @@ class Prompt:
 
 @dataclass(frozen=True, slots=True)
 class CallResult:
-    """A `tools/call` result. A missing `isError` means success (TOOL-23)."""
+    """A `tools/call` result. A missing `isError` means success (TOOL-23).
+
+    `idempotency_key`: the key the call carried (given or generated), for retrying it later."""
 
     content: list[JSON]
     structured_content: Any
     is_error: bool
     raw: JSON = field(repr=False)
+    idempotency_key: str | None = None
+
+    @property
+    def replayed(self) -> bool:
+        """The server answered with the result of an earlier call under the same key."""
+        meta = self.raw.get("_meta")
+        return isinstance(meta, dict) and meta.get(IDEMPOTENT_REPLAY) is True
 
     @property
     def text(self) -> str:
@@ -107,7 +118,7 @@ class CallResult:
         return "\n".join(c.get("text", "") for c in self.content if c.get("type") == "text")
 
     @classmethod
-    def from_wire(cls, d: JSON) -> CallResult:
+    def from_wire(cls, d: JSON, idempotency_key: str | None = None) -> CallResult:
         content = d.get("content")
         return cls(
             content=[c for c in content if isinstance(c, dict)]
@@ -116,6 +127,7 @@ class CallResult:
             structured_content=d.get("structuredContent"),
             is_error=d.get("isError") is True,
             raw=d,
+            idempotency_key=idempotency_key,
         )
 
 

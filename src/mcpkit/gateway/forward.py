@@ -20,10 +20,11 @@ the gateway's own, bound to the front caller.
 
 from __future__ import annotations
 
+from types import EllipsisType
 from typing import TYPE_CHECKING, Any
 
 from ..client.tasks import follow_task
-from ..host.deadlines import Clock, Deadline, within
+from ..host.deadlines import Deadline
 from ..protocol.versions import META_CLIENT_CAPABILITIES
 from ..server.context import Context
 from ..server.inputs import InputRequired
@@ -84,33 +85,30 @@ async def _send(
     ctx: Context,
     deadline: Deadline | None,
 ) -> dict[str, Any]:
-    """One backend request; progress comes back under the front's token (and restarts a
-    deadline that says so)."""
-    clocks: list[Clock] = []
+    """One backend request under the call's deadline (progress restarts it when the config
+    says so, CANC-08); progress comes back under the front's token."""
     progress = None
     if ctx.meta.progress_token is not None:
 
         async def progress(done: float, total: float | None, message: str | None) -> None:
-            for clock in clocks:
-                clock.progressed()
             await ctx.report_progress(done, total, message)
 
-    async def attempt(clock: Clock | None = None) -> dict[str, Any]:
-        if clock is not None:
-            clocks.append(clock)
-        return await client.request(
-            method,
-            body,
-            raw=True,
-            use_cache=False,
-            timeout=None if clock is not None else deadline.seconds if deadline else ...,
-            progress=progress,
-            log_level=ctx.meta.log_level,
-        )
-
-    if deadline is None or not deadline.restart_on_progress:
-        return await attempt()  # a fixed deadline is the client's own timeout (RequestTimeout)
-    return await within(deadline, attempt)
+    if deadline is None:
+        timeout: float | EllipsisType = ...
+        longest = None
+    else:
+        timeout = deadline.seconds
+        longest = deadline.overall if deadline.restart_on_progress else None
+    return await client.request(
+        method,
+        body,
+        raw=True,
+        use_cache=False,
+        timeout=timeout,
+        max_timeout=longest,
+        progress=progress,
+        log_level=ctx.meta.log_level,
+    )
 
 
 async def _stateless(

@@ -20,7 +20,6 @@ from typing import Any
 from ..client import ClientError, RequestTimeout
 from ..host.backoff import Backoff
 from ..host.config import ServerConfig
-from ..host.deadlines import DeadlineExceeded
 from ..host.link import ServerLink
 from ..host.pins import ToolPins
 from ..host.supervision import StateChange
@@ -265,7 +264,7 @@ class Front(Server):
                 f"The {link.name!r} server is unavailable right now (the gateway is "
                 "reconnecting); try again shortly."
             )
-        except (DeadlineExceeded, RequestTimeout) as exc:
+        except RequestTimeout as exc:
             link.report(exc)
             deadline = link.config.deadline(tool.remote)
             return error_result(
@@ -347,7 +346,7 @@ async def _forwarded(
         result = await forward(link, method, params, ctx)
     except Unavailable:
         raise InternalError(f"The {link.name!r} server is unavailable right now") from None
-    except (DeadlineExceeded, RequestTimeout) as exc:
+    except RequestTimeout as exc:
         link.report(exc)
         raise InternalError(f"The {link.name!r} server did not answer in time") from None
     except ClientError as exc:

@@ -256,7 +256,8 @@ class ServerLink:
     async def _listen(self, client: Client) -> None:
         """The change stream: list_changed marks the catalogue stale; its end is checked."""
         try:
-            async with client.subscribe(tools=True) as sub:
+            # The link supervises itself: a broken stream is a lost connection, not re-opened.
+            async with client.subscribe(tools=True, reopen=False) as sub:
                 async for _ in sub:
                     self.stale = True  # refreshed before the next model round
                     self.changed.set()

@@ -1,7 +1,9 @@
-"""Redis for several server instances: a pub/sub `EventBus` and a single-use `StateStore`.
+"""Redis for several server instances: an `EventBus` (a Redis stream) that heals, and a single-use
+`StateStore`. Both take a `RedisConfig` (or, as before, a URL).
 
-    server = Server("shop", event_bus=RedisEventBus("redis://10.0.0.5:6379/0"),
-                    state_keys=[KEY], single_use_state=RedisStateStore(url))
+    redis = RedisConfig("redis://10.0.0.5:6379/0", prefix="shop:")
+    server = Server("shop", event_bus=RedisEventBus(redis), state_keys=[KEY],
+                    single_use_state=RedisStateStore(redis))
 
 Needs the `redis` package (`pip install mcpkit[redis]`).
 """
@@ -9,103 +11,245 @@ Needs the `redis` package (`pip install mcpkit[redis]`).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import time
 import uuid
+from collections import deque
 from typing import Any
 
 import orjson
 
 from .events import Deliver
+from .health import BusHealth
+from .redis_config import RedisConfig, as_config
+
+__all__ = ["RedisEventBus", "RedisStateStore"]
 
 log = logging.getLogger("mcpkit.server")
 
-
-def _client(url: str) -> Any:
-    try:
-        import redis.asyncio as aioredis
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ImportError(
-            "RedisEventBus needs the redis package: pip install 'mcpkit[redis]'"
-        ) from exc
-    return aioredis.from_url(url)
+#: What a listen stream may have missed while the bus was down: told once it is back.
+_RESYNC = (
+    "notifications/tools/list_changed",
+    "notifications/prompts/list_changed",
+    "notifications/resources/list_changed",
+)
 
 
 class RedisEventBus:
-    """Change events shared by every instance subscribed to one channel."""
+    """Change events shared by every instance through one Redis stream (`prefix + "events"`,
+    or `channel`), trimmed to about `retain` entries.
+
+    A stream rather than pub/sub, so that an outage loses nothing: each instance reads on from
+    the last entry it saw, and sees what others added while it was reconnecting. Redis may go
+    away at any time and the server keeps serving: the reader reconnects with capped exponential
+    backoff (`RedisConfig.min_backoff` to `max_backoff`) for as long as it takes; changes made
+    meanwhile wait in a bounded outbox (`max_pending`, oldest dropped first) and are added once
+    Redis is back. So a change made after Redis accepts connections again reaches every
+    instance within `max_backoff` (plus delivery). After an outage, this instance's listen
+    streams are also told that the lists may have changed (a restarted Redis may have lost
+    entries). `health()` reports all of it.
+    """
 
     def __init__(
-        self, url: str = "redis://127.0.0.1:6379/0", channel: str = "mcpkit:events"
+        self,
+        redis: RedisConfig | str | None = None,
+        channel: str | None = None,
+        *,
+        max_pending: int = 1000,
+        retain: int = 10_000,
     ) -> None:
-        self.url = url
-        self.channel = channel
+        self.redis = as_config(redis)
+        self.channel = channel or self.redis.key("events")
         self.instance = uuid.uuid4().hex
-        self._client: Any = None
-        self._pubsub: Any = None
-        self._reader: asyncio.Task[None] | None = None
-        self._pending: set[asyncio.Task[Any]] = set()
+        self.max_pending = max_pending
+        self.retain = retain
+        self._deliver: Deliver | None = None
+        self._outbox: deque[bytes] = deque()
+        self._wake = asyncio.Event()  # something to publish, or the bus is back
+        self._empty = asyncio.Event()  # everything was published
+        self._tasks: list[asyncio.Task[None]] = []
+        self._last_id: bytes | None = None  # the last stream entry read
+        self._connected = False
+        self._since = time.time()
+        self._error: str | None = None
+        self._published = self._delivered = self._dropped = 0
 
+    @property
+    def url(self) -> str:
+        return self.redis.url
+
+    # -- state ------------------------------------------------------------------------------
+    def health(self) -> BusHealth:
+        return BusHealth(
+            "redis",
+            self._connected,
+            self._since,
+            self._published,
+            self._delivered,
+            self._dropped,
+            len(self._outbox),
+            self._error,
+        )
+
+    def _up(self) -> None:
+        if self._connected:
+            return
+        outage = self._error is not None
+        self._connected, self._since, self._error = True, time.time(), None
+        self._wake.set()  # the publisher may be waiting out its backoff
+        if outage:
+            log.warning("redis event bus: connected again to %s", self.redis.url)
+            if self._deliver is not None:
+                for method in _RESYNC:
+                    self._deliver(method, None, None)
+
+    def _down(self, exc: BaseException) -> None:
+        """The reader lost Redis (only the reader decides `connected`)."""
+        reason = f"{type(exc).__name__}: {exc}"
+        if self._connected or self._error is None:
+            log.warning(
+                "redis event bus: %s is unavailable (%s); retrying every %g s at most",
+                self.redis.url,
+                reason,
+                self.redis.max_backoff,
+            )
+        if self._connected:
+            self._since = time.time()
+        self._connected, self._error = False, reason
+
+    # -- lifecycle --------------------------------------------------------------------------
     async def start(self, deliver: Deliver) -> None:
-        if self._reader is not None:
+        """Connect (waiting at most `socket_timeout` for Redis), then keep reading and
+        publishing in the background. A Redis that is down at start-up is a warning, not a
+        failure: the bus connects when it can."""
+        if self._tasks:
             return
-        self._client = _client(self.url)
-        self._pubsub = self._client.pubsub()
-        await self._pubsub.subscribe(self.channel)
-        self._reader = asyncio.get_running_loop().create_task(self._read(deliver))
-
-    async def _read(self, deliver: Deliver) -> None:
-        while True:
-            try:
-                async for message in self._pubsub.listen():
-                    if message.get("type") != "message":
-                        continue
-                    try:
-                        event = orjson.loads(message["data"])
-                    except orjson.JSONDecodeError:
-                        continue
-                    if event.get("i") != self.instance and isinstance(event.get("m"), str):
-                        deliver(event["m"], event.get("p"), event.get("u"))
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                log.exception("redis event bus: connection lost; resubscribing")
-                await asyncio.sleep(1)
-                await self._pubsub.subscribe(self.channel)
-
-    def publish(self, method: str, params: dict[str, Any] | None, uri: str | None) -> None:
-        if self._client is None:
-            return
-        data = orjson.dumps({"i": self.instance, "m": method, "p": params, "u": uri})
-        task = asyncio.get_running_loop().create_task(self._client.publish(self.channel, data))
-        self._pending.add(task)
-        task.add_done_callback(self._pending.discard)
+        self._deliver = deliver
+        loop = asyncio.get_running_loop()
+        first = loop.create_future()
+        self._tasks = [
+            loop.create_task(self._listen(first), name="mcpkit-redis-listen"),
+            loop.create_task(self._publish(), name="mcpkit-redis-publish"),
+        ]
+        await asyncio.shield(first)
 
     async def close(self) -> None:
-        if self._pending:
-            await asyncio.wait(self._pending, timeout=2)
-        if self._reader is not None:
-            self._reader.cancel()
-            self._reader = None
-        if self._pubsub is not None:
-            await self._pubsub.aclose()
-        if self._client is not None:
-            await self._client.aclose()
-            self._client = None
+        if self._outbox and self._connected:  # a last chance for the newest changes
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._empty.wait(), 2)
+        tasks, self._tasks = self._tasks, []
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        self._connected = False
+
+    # -- receiving --------------------------------------------------------------------------
+    async def _listen(self, first: asyncio.Future[None]) -> None:
+        attempt = 0
+        # A blocking read returns empty after `block` ms: well within the socket timeout, so
+        # a silent connection is noticed by that timeout and a live one never trips it.
+        block = max(1, int(min(self.redis.health_interval, self.redis.socket_timeout / 2) * 1000))
+        while True:
+            client = self.redis.new_client(retries=0)
+            try:
+                if self._last_id is None:  # read what is added from now on
+                    seconds, micros = await client.time()
+                    self._last_id = b"%d-0" % (seconds * 1000 + micros // 1000)
+                else:
+                    await client.ping()
+                self._up()
+                attempt = 0
+                if not first.done():
+                    first.set_result(None)
+                while True:
+                    batches = await client.xread({self.channel: self._last_id}, block=block)
+                    for _stream, entries in batches or ():
+                        for entry_id, fields in entries:
+                            self._last_id = entry_id
+                            self._receive(fields.get(b"e", b""))
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                self._down(exc)
+            finally:
+                with contextlib.suppress(Exception):
+                    await client.aclose()
+            if not first.done():
+                first.set_result(None)  # serve anyway; the bus follows
+            await asyncio.sleep(self.redis.backoff(attempt))
+            attempt += 1
+
+    def _receive(self, data: bytes) -> None:
+        try:
+            event = orjson.loads(data)
+        except orjson.JSONDecodeError:
+            return
+        if not isinstance(event, dict) or event.get("i") == self.instance:
+            return
+        method = event.get("m")
+        if isinstance(method, str) and self._deliver is not None:
+            self._delivered += 1
+            self._deliver(method, event.get("p"), event.get("u"))
+
+    # -- sending ----------------------------------------------------------------------------
+    def publish(self, method: str, params: dict[str, Any] | None, uri: str | None) -> None:
+        if not self._tasks:
+            return
+        if len(self._outbox) >= self.max_pending:
+            self._outbox.popleft()
+            self._dropped += 1
+        self._outbox.append(orjson.dumps({"i": self.instance, "m": method, "p": params, "u": uri}))
+        self._empty.clear()
+        self._wake.set()
+
+    async def _publish(self) -> None:
+        """One task adds the outbox to the stream in order; a failure waits out the backoff
+        (or the reader's reconnection, whichever comes first) and tries again. Never raises."""
+        client = self.redis.new_client(retries=0)
+        attempt = 0
+        try:
+            while True:
+                if not self._outbox:
+                    self._empty.set()
+                    self._wake.clear()
+                    await self._wake.wait()
+                    continue
+                try:
+                    await client.xadd(
+                        self.channel, {b"e": self._outbox[0]}, maxlen=self.retain, approximate=True
+                    )
+                except Exception as exc:
+                    if self._connected:  # the reader has not noticed (yet)
+                        log.warning("redis event bus: cannot publish (%s); will retry", exc)
+                    self._wake.clear()
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(self._wake.wait(), self.redis.backoff(attempt))
+                    attempt += 1
+                    continue
+                attempt = 0
+                if self._outbox:
+                    self._outbox.popleft()
+                    self._published += 1
+        finally:
+            with contextlib.suppress(Exception):
+                await client.aclose()
 
 
 class RedisStateStore:
-    """Single-use requestState across instances (MRTR-11): SET NX with an expiry."""
+    """Single-use requestState across instances (MRTR-11): SET NX with an expiry under
+    `prefix + "state:" + id`."""
 
-    def __init__(
-        self, url: str = "redis://127.0.0.1:6379/0", prefix: str = "mcpkit:state:"
-    ) -> None:
-        self.url = url
-        self.prefix = prefix
-        self._client: Any = None
+    def __init__(self, redis: RedisConfig | str | None = None, prefix: str | None = None) -> None:
+        self.redis = as_config(redis)
+        #: Key prefix of the records (default: the configuration's `state:` part).
+        self.prefix = prefix if prefix is not None else self.redis.key("state") + ":"
+
+    @property
+    def url(self) -> str:
+        return self.redis.url
 
     async def consume(self, state_id: str, ttl_seconds: float) -> bool:
-        if self._client is None:
-            self._client = _client(self.url)
-        ok = await self._client.set(
-            self.prefix + state_id, b"1", nx=True, ex=max(1, int(ttl_seconds))
-        )
+        client = self.redis.client()
+        ok = await client.set(self.prefix + state_id, b"1", nx=True, ex=max(1, int(ttl_seconds)))
         return bool(ok)

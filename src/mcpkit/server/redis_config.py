@@ -9,6 +9,7 @@ Needs the `redis` package (`pip install 'mcpkit[redis]'`); it is imported on fir
 
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,8 +25,16 @@ class RedisConfig:
     prefix: str = "mcpkit:"
     #: Seconds to wait for a connection and for each command before it counts as an outage.
     socket_timeout: float = 5.0
-    #: The largest pause between reconnection attempts (capped exponential backoff).
+    #: The largest pause between reconnection attempts (capped exponential backoff): after an
+    #: outage, the event bus is subscribed and publishing again at most this long after Redis
+    #: accepts connections.
     max_backoff: float = 5.0
+    #: The first pause of that backoff (then doubled up to `max_backoff`).
+    min_backoff: float = 0.1
+    #: How often an idle subscription checks its connection (PING), to notice a silent outage.
+    health_interval: float = 5.0
+    #: Extra attempts of a failed command (with a short backoff) before the caller sees it.
+    retries: int = 2
     _client: Any = field(default=None, init=False, repr=False, compare=False)
 
     def key(self, part: str, ident: str = "") -> str:
@@ -38,19 +47,32 @@ class RedisConfig:
             self._client = self.new_client()
         return self._client
 
-    def new_client(self) -> Any:
-        """A client of its own (pub/sub readers hold a connection for themselves)."""
+    def new_client(self, *, retries: int | None = None) -> Any:
+        """A client of its own (pub/sub readers hold a connection for themselves). `retries`:
+        attempts after a failed command (default `self.retries`; 0 for callers that run their
+        own backoff, such as the event bus)."""
         try:
             import redis.asyncio as aioredis
+            from redis.asyncio.retry import Retry
+            from redis.backoff import ExponentialBackoff
         except ImportError as exc:  # pragma: no cover - depends on the environment
             raise ImportError(
                 "Redis-backed state needs the redis package: pip install 'mcpkit[redis]'"
             ) from exc
+        backoff = ExponentialBackoff(cap=self.max_backoff, base=self.min_backoff)
         return aioredis.from_url(
             self.url,
             socket_timeout=self.socket_timeout,
             socket_connect_timeout=self.socket_timeout,
+            health_check_interval=self.health_interval,
+            retry=Retry(backoff, self.retries if retries is None else retries),
         )
+
+    def backoff(self, attempt: int) -> float:
+        """The pause before reconnection attempt `attempt` (0, 1, ...): doubling from
+        `min_backoff`, never above `max_backoff`, with jitter so instances spread out."""
+        delay = min(self.max_backoff, self.min_backoff * 2 ** min(attempt, 32))
+        return float(delay * random.uniform(0.5, 1.0))
 
     async def close(self) -> None:
         if self._client is not None:

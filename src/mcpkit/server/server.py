@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from .._version import __version__
 from ..protocol.content import Annotations, Icon, Implementation, ToolAnnotations
 from ..protocol.errors import InternalError, MCPError, MethodNotFound
+from ..protocol.idempotency import IDEMPOTENCY_EXTENSION
 from ..protocol.jsonrpc import encode_error, encode_result
 from ..protocol.tasks import TASKS_EXTENSION
 from ..protocol.versions import LEGACY_VERSIONS, META_SERVER_INFO, MODERN_VERSIONS
@@ -34,6 +35,8 @@ from .uri_template import UriTemplate
 if TYPE_CHECKING:
     from ..transports.http import StreamableHTTPApp
     from .handles import Handles, HandleStore
+    from .health import Health
+    from .idempotency import IdempotencyStore
     from .legacy.session import LegacySession, Outbox
     from .mount import Mount
 
@@ -82,6 +85,7 @@ class Server:
         lifespan: Lifespan | None = None,
         mask_errors: bool | None = None,
         handles: HandleStore | None = None,
+        idempotency: IdempotencyStore | None = None,
     ) -> None:
         self.info = Implementation(name, version, title=title, website_url=website_url, icons=icons)
         self.instructions = instructions
@@ -121,6 +125,14 @@ class Server:
         self.tasks.on_change = self.subscriptions.deliver_task
         self.serves_tasks = False
         self._methods = {**methods.METHODS, **TASK_METHODS}
+        #: Idempotency keys on `tools/call` (the `dev.mcpkit/idempotency` extension); off: None.
+        self.idempotency = idempotency
+        self.idempotency_settings: dict[str, Any] | None = None
+        if idempotency is not None:
+            from .idempotency import guard, settings  # loaded only by servers that use it
+
+            self._methods["tools/call"] = guard(idempotency, methods.tools_call)
+            self.idempotency_settings = settings(idempotency)
         #: State handles for tools (`server.handles.kind("basket", ttl=...)`); in memory unless
         #: given a shared store (`RedisHandleStore`) for several instances.
         self._handle_store = handles
@@ -374,8 +386,11 @@ class Server:
         if self.completer is not None:
             caps["completions"] = {}
         caps["logging"] = {}
-        if self.serves_tasks:
-            caps["extensions"] = {TASKS_EXTENSION: {}}  # TASK-01
+        extensions: dict[str, Any] = {TASKS_EXTENSION: {}} if self.serves_tasks else {}  # TASK-01
+        if self.idempotency_settings is not None:
+            extensions[IDEMPOTENCY_EXTENSION] = self.idempotency_settings
+        if extensions:
+            caps["extensions"] = extensions
         return caps
 
     def admit(
@@ -444,6 +459,12 @@ class Server:
             requested = dict(requested)
             task_ids = listened_tasks(self, requested.pop("taskIds"), request.meta)
         return self.subscriptions.open(request.id, requested, supported, task_ids)
+
+    def health(self) -> Health:
+        """This instance's state: its event bus (connected since when, events through)."""
+        from .health import Health
+
+        return Health(bus=self.subscriptions.bus.health())
 
     # -- serving ---------------------------------------------------------------------------
     async def startup(self) -> None:

@@ -1,0 +1,109 @@
+"""Real processes for tests: HTTP servers on free ports and `redis-server` in a temporary
+directory, each ready when its port accepts connections, each ended by the test that made it."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+from support import free_port, wait_port
+
+REDIS = shutil.which("redis-server")
+
+
+async def stop(proc: asyncio.subprocess.Process) -> None:
+    if proc.returncode is None:
+        proc.terminate()
+        try:
+            await asyncio.wait_for(proc.wait(), 10)
+        except TimeoutError:
+            proc.kill()
+            await proc.wait()
+
+
+@contextlib.asynccontextmanager
+async def http_server(script: Path, *args: str, log: Path | None = None) -> AsyncIterator[str]:
+    """`python script PORT *args` serving HTTP; yields its base URL (`http://127.0.0.1:PORT`).
+    `log`: where its stderr goes (appended), else nowhere."""
+    for _attempt in range(3):  # a port picked free can be taken before the server binds it
+        port = free_port()
+        stderr = os.open(log or os.devnull, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                sys.executable, str(script), str(port), *args, stderr=stderr
+            )
+        finally:
+            os.close(stderr)
+        try:
+            await wait_port(port, proc)
+        except RuntimeError:
+            await stop(proc)
+            continue
+        try:
+            yield f"http://127.0.0.1:{port}"
+        finally:
+            await stop(proc)
+        return
+    raise RuntimeError(f"{script.name} did not start")
+
+
+class RedisProcess:
+    """A `redis-server` on a free port in a temporary directory; `kill()` and `start()` again
+    on the same port simulate an outage."""
+
+    def __init__(self) -> None:
+        assert REDIS is not None, "redis-server is required"
+        self.port = free_port()
+        self.dir = tempfile.mkdtemp(prefix="mcpkit-redis-")
+        self.proc: asyncio.subprocess.Process | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    async def start(self) -> None:
+        assert REDIS is not None
+        self.proc = await asyncio.create_subprocess_exec(
+            REDIS,
+            "--port",
+            str(self.port),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            self.dir,
+            stdout=asyncio.subprocess.DEVNULL,
+        )
+        await wait_port(self.port, self.proc)
+
+    async def kill(self) -> None:
+        """SIGKILL: the connections drop as in a crash."""
+        if self.proc is not None and self.proc.returncode is None:
+            self.proc.kill()
+            await self.proc.wait()
+
+    async def close(self) -> None:
+        if self.proc is not None:
+            await stop(self.proc)
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+@contextlib.asynccontextmanager
+async def redis_process() -> AsyncIterator[RedisProcess]:
+    """A running `RedisProcess` (to kill and start again; `support.redis_server` when a URL is
+    all a test needs)."""
+    redis = RedisProcess()
+    await redis.start()
+    try:
+        yield redis
+    finally:
+        await redis.close()

@@ -1,0 +1,46 @@
+"""Every Redis-backed part takes one `RedisConfig` (or, as before, a URL) and keys its data
+under the configuration's prefix; `server.health()` reports the event bus."""
+
+from __future__ import annotations
+
+import pytest
+
+from mcpkit import Server
+from mcpkit.server.redis_backend import RedisEventBus, RedisStateStore
+from mcpkit.server.redis_config import RedisConfig
+from mcpkit.server.redis_idempotency import RedisIdempotencyStore
+from processes import REDIS, redis_process
+
+
+def test_parts_share_one_configuration() -> None:
+    config = RedisConfig("redis://127.0.0.1:1/0", prefix="shop:")
+    bus, state = RedisEventBus(config), RedisStateStore(config)
+    records = RedisIdempotencyStore(config)
+    assert bus.redis is state.redis is records.redis is config
+    assert bus.channel == "shop:events" and state.prefix == "shop:state:"
+    # A URL, as before: the default prefix.
+    legacy = RedisEventBus("redis://10.0.0.5:6379/0")
+    assert legacy.url == "redis://10.0.0.5:6379/0" and legacy.channel == "mcpkit:events"
+    assert RedisStateStore("redis://10.0.0.5:6379/0").prefix == "mcpkit:state:"
+
+
+def test_backoff_is_capped() -> None:
+    config = RedisConfig(min_backoff=0.1, max_backoff=2.0)
+    delays = [config.backoff(n) for n in range(12)]
+    assert 0.05 <= delays[0] <= 0.1 and all(d <= 2.0 for d in delays) and delays[-1] >= 1.0
+
+
+@pytest.mark.skipif(REDIS is None, reason="redis-server is not installed")
+async def test_single_use_state_under_the_prefix() -> None:
+    async with redis_process() as redis:
+        config = RedisConfig(redis.url, prefix="shop:")
+        store = RedisStateStore(config)
+        assert await store.consume("s1", 60) is True
+        assert await store.consume("s1", 60) is False  # MRTR-11: once
+        assert await config.client().exists("shop:state:s1")
+        await config.close()
+
+
+async def test_health_of_a_single_process_server() -> None:
+    health = Server("one").health()
+    assert health.ready and health.bus.kind == "local" and health.bus.connected
