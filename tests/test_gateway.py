@@ -19,6 +19,7 @@ from mcpkit.client import Client
 from mcpkit.gateway import Gateway
 from mcpkit.gateway.scoping import HandleScope, TemplateError, render
 from mcpkit.host import ConfigError, HostSettings, ToolPins, parse_config
+from mcpkit.protocol.errors import MCPError
 from support import ROOT
 
 sys.path.insert(0, str(ROOT / "tests/servers"))
@@ -171,3 +172,7 @@ async def test_a_tools_deadline_cancels_it_on_the_backend() -> None:
             assert late.is_error and "within its deadline (0.3 s)" in late.text
             await asyncio.wait_for(backend.cancelled.wait(), 10)  # type: ignore[attr-defined]
             assert (await client.call_tool("app__echo", {"text": "still up"})).text == "still up"
+            # With an idempotency key the unknown outcome is an error, not a stored answer:
+            # the key stays free for the retry (which the backend, knowing the key, dedups).
+            with pytest.raises(MCPError, match="within its deadline"):
+                await client.call_tool("app__hold", {}, idempotency_key="k-1")

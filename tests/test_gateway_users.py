@@ -23,7 +23,7 @@ from proxy_backend import build
 TOKENS = {"alice": "tok-alice", "bob": "tok-bob"}
 
 
-def gateway_for(url: str, **entry: Any) -> Gateway:
+def gateway_for(url: str, *, idempotency: Any = ..., **entry: Any) -> Gateway:
     config = parse_config(
         {
             "gateway": {"auth": {"tokens": [{"token": t, "sub": s} for s, t in TOKENS.items()]}},
@@ -39,7 +39,8 @@ def gateway_for(url: str, **entry: Any) -> Gateway:
         },
         env={},
     )
-    return Gateway(config)
+    options = {} if idempotency is ... else {"idempotency": idempotency}
+    return Gateway(config, **options)
 
 
 @pytest.fixture
@@ -135,3 +136,25 @@ async def test_a_legacy_backend_gives_each_caller_a_session() -> None:
             assert (await alice.call_tool("app__session", {})).text == first
             assert (await bob.call_tool("app__session", {})).text not in (first, "none")
             assert (await bob.call_tool("app__whoami", {})).text == "bob"
+
+
+@pytest.mark.parametrize("front_store", [True, False])
+async def test_idempotency_keys_are_each_callers_own(front_store: bool) -> None:
+    """The same key from two callers: two runs; each caller's repeat replays their own first
+    answer, never the other's. With the gateway's own store the repeat stops at the gateway;
+    without it the backend replays it (it got a key of the caller's own, not the raw one)."""
+    async with serving(build()) as url:
+        gateway = gateway_for(url, **({} if front_store else {"idempotency": None}))
+        auth = front_auth(gateway.settings, "http://x/mcp")
+        async with (
+            serving(gateway, auth=auth) as front,
+            as_user(front, "alice") as alice,
+            as_user(front, "bob") as bob,
+        ):
+            first = await alice.call_tool("app__bump", {}, idempotency_key="order-42")
+            other = await bob.call_tool("app__bump", {}, idempotency_key="order-42")
+            assert (first.text, other.text) == ("1", "2")  # bob's ran: not alice's replayed
+            again = await alice.call_tool("app__bump", {}, idempotency_key="order-42")
+            assert again.text == "1" and again.raw["_meta"]["dev.mcpkit/idempotentReplay"]
+            assert (await bob.call_tool("app__bump", {}, idempotency_key="order-42")).text == "2"
+            assert (await alice.call_tool("app__bump", {})).text == "3"  # no key: runs

@@ -5,23 +5,32 @@ Tools: `echo`, `greet` (asks the user's name), `count` (progress), `hold` (waits
 cancelled, recording that it was), `job` (runs as a task when the client allows; asks a
 question inside the task), `grow` (adds a tool: list_changed), `touch` (a resource update),
 `whoami` (echoes a `customer_id` argument), `open_basket` / `basket` (a state handle),
-`session` (the 2025-11-25 session id the call came on), `link` (a resource link), `chatty` (a log line, a sampling request, the roots). A resource, a template, a prompt and
+`bump` (counts its runs; the server honours idempotency keys), `session` (the 2025-11-25
+session id the call came on), `link` (a resource link), `chatty` (a log line, a sampling request, the roots). A resource, a template, a prompt and
 completions.
 """
 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import sys
 from typing import Any
 
 from mcpkit import Context, Server
+from mcpkit.server.idempotency import MemoryIdempotencyStore
 
 NAME_FORM = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
 
 
 def build(name: str = "proxy-backend") -> Server:
-    server = Server(name, version="1.0", instructions=f"{name}: say hello.")
+    server = Server(
+        name,
+        version="1.0",
+        instructions=f"{name}: say hello.",
+        idempotency=MemoryIdempotencyStore(),
+    )
+    bumps = itertools.count(1)
     server.cancelled = asyncio.Event()  # type: ignore[attr-defined]
     server.started = asyncio.Event()  # type: ignore[attr-defined]
 
@@ -88,6 +97,11 @@ def build(name: str = "proxy-backend") -> Server:
         """Announce that notes://a changed."""
         server.notify_resource_updated("notes://a")
         return "touched"
+
+    @server.tool()
+    async def bump() -> str:
+        """Count one more (a call with an effect: idempotency keys matter)."""
+        return str(next(bumps))
 
     @server.tool()
     async def whoami(customer_id: str) -> str:

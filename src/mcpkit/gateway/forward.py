@@ -12,6 +12,9 @@ Input the backend asks for is passed to the front (`inputs.py`):
   (bound to the front caller: MRTR-10), so a retry continues the backend's round;
 - a 2025-11-25 backend asks with real requests: a `Bridge` holds the call open.
 
+An idempotency key (`dev.mcpkit/idempotencyKey`) goes on as a key derived from the front
+caller and theirs (`caller_key`), so one caller's key never meets another's at the backend.
+
 A backend that answers with a task (only when the front declared the tasks extension) turns the
 front call into a gateway task that follows it: its questions reach the front through
 `tasks/get`, the front's `tasks/cancel` cancels it on the backend, and the front's task id is
@@ -20,11 +23,15 @@ the gateway's own, bound to the front caller.
 
 from __future__ import annotations
 
+import hashlib
 from types import EllipsisType
 from typing import TYPE_CHECKING, Any
 
+import orjson
+
 from ..client.tasks import follow_task
 from ..host.deadlines import Deadline
+from ..protocol.idempotency import IDEMPOTENCY_KEY
 from ..protocol.versions import META_CLIENT_CAPABILITIES
 from ..server.context import Context
 from ..server.inputs import InputRequired
@@ -45,16 +52,27 @@ _MCP_META = "io.modelcontextprotocol/"
 
 def backend_meta(ctx: Context, extra: dict[str, Any] | None = None) -> dict[str, Any]:
     """The `_meta` a forwarded request carries: the front's own keys (not the protocol's,
-    which the gateway's client sets) and the front's capabilities."""
+    which the gateway's client sets) and the front's capabilities. An idempotency key is made
+    the caller's own: the backend scopes keys by its caller, which is the gateway for all."""
     out = {
         k: v
         for k, v in ctx.meta.raw.items()
         if not k.startswith(_MCP_META) and k != "progressToken"
     }
     out[META_CLIENT_CAPABILITIES] = ctx.client_capabilities
+    key = out.get(IDEMPOTENCY_KEY)
+    if key is not None:
+        out[IDEMPOTENCY_KEY] = caller_key(ctx.principal, key)
     if extra:
         out.update(extra)
     return out
+
+
+def caller_key(principal: str | None, key: Any) -> str:
+    """The key the backend gets for a front caller's key: the same caller's retry finds it
+    again, another caller's same key never does."""
+    digest = hashlib.sha256(orjson.dumps([principal, key])).hexdigest()
+    return f"gw-{digest[:48]}"
 
 
 async def forward(

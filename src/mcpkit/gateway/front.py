@@ -24,6 +24,7 @@ from ..host.link import ServerLink
 from ..host.pins import ToolPins
 from ..host.supervision import StateChange
 from ..protocol.errors import InternalError, MCPError, ResourceNotFound
+from ..protocol.idempotency import IDEMPOTENCY_KEY
 from ..server import methods
 from ..server.admission import ServerRequest
 from ..server.caching import CacheHint
@@ -59,6 +60,11 @@ class Front(Server):
         lifespan: Lifespan | None = None,
         **options: Any,
     ) -> None:
+        if "idempotency" not in options:
+            # A repeated call with the same key (and caller) runs once through the front too.
+            from ..server.idempotency import MemoryIdempotencyStore
+
+            options["idempotency"] = MemoryIdempotencyStore()
         super().__init__(name, version, lifespan=self._serving, **options)
         self.links: dict[str, UpstreamLink] = {}
         self.startup_timeout = startup_timeout
@@ -260,23 +266,26 @@ class Front(Server):
         try:
             result = await self.forward_call(tool, arguments, ctx)
         except Unavailable:
-            return error_result(
+            return _failed(
+                ctx,
                 f"The {link.name!r} server is unavailable right now (the gateway is "
-                "reconnecting); try again shortly."
+                "reconnecting); try again shortly.",
             )
         except RequestTimeout as exc:
             link.report(exc)
             deadline = link.config.deadline(tool.remote)
-            return error_result(
+            return _failed(
+                ctx,
                 f"The call to {tool.name} got no answer within its deadline "
                 f"({deadline.describe()}) and was cancelled. It may or may not have taken "
-                "effect: check before calling it again."
+                "effect: check before calling it again.",
             )
         except ClientError as exc:
             link.report(exc)
-            return error_result(
+            return _failed(
+                ctx,
                 f"The call to {tool.name} failed: the connection to the {link.name!r} server "
-                "broke. It may or may not have taken effect: check before calling it again."
+                "broke. It may or may not have taken effect: check before calling it again.",
             )
         except MCPError:
             link.healthy()
@@ -335,6 +344,15 @@ class Front(Server):
             raise InternalError(f"The {link.name!r} server could not complete: {exc}") from None
         completion = result.get("completion")
         return completion if isinstance(completion, dict) else []
+
+
+def _failed(ctx: Context, message: str) -> dict[str, Any]:
+    """A call whose outcome the gateway does not know: a tool error for the model, or, when
+    it carries an idempotency key, a JSON-RPC error, which frees the key: the caller's retry
+    with it goes on to the backend (which knows the key) instead of replaying this answer."""
+    if IDEMPOTENCY_KEY in ctx.meta.raw:
+        raise InternalError(message)
+    return error_result(message)
 
 
 async def _forwarded(
