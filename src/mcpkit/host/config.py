@@ -83,6 +83,8 @@ class HostConfig:
     servers: dict[str, ServerConfig]
     source: str | None = None
     raw: Mapping[str, Any] = field(default_factory=dict)
+    #: The environment `${VAR}` expanded from (other sections expand from it too).
+    env: Mapping[str, str] | None = None
 
 
 def expand(value: Any, env: Mapping[str, str], where: str) -> Any:
@@ -128,7 +130,7 @@ def parse_config(
     clash = sorted({p for p in prefixes if prefixes.count(p) > 1})
     if clash:
         raise ConfigError(f'{source}: tool-name prefixes {clash} are used twice (check "alias")')
-    return HostConfig(servers, source, data)
+    return HostConfig(servers, source, data, environ)
 
 
 def _server(name: str, e: dict[str, Any], where: str) -> ServerConfig:

@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from .health import Health
     from .idempotency import IdempotencyStore
     from .legacy.session import LegacySession, Outbox
+    from .mount import Mount
     from .telemetry import ServerTelemetry
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -170,6 +171,10 @@ class Server:
             self.add_middleware(mw)
         if self.telemetry is not None and self._chain is None:
             self._chain = chain([self.telemetry], self._endpoint)
+        #: Servers mounted here (`mount`), and who hears this server's changes synchronously
+        #: as `(method, params)` (a parent it is mounted in).
+        self.mounts: list[Mount] = []
+        self.change_listeners: list[Callable[[str, dict[str, Any] | None], None]] = []
 
     # -- registration ----------------------------------------------------------------------
     def tool(
@@ -333,11 +338,33 @@ class Server:
         """Register the `completion/complete` handler: `(ref, argument, context) -> list[str]`."""
 
         def register(fn: F) -> F:
-            self.completer = fn
+            from .mount import MountedCompletions
+
+            if isinstance(self.completer, MountedCompletions):
+                self.completer.own = fn  # mounted servers keep completing their own refs
+            else:
+                self.completer = fn
             self.list_cache.clear()
             return fn
 
         return register
+
+    def mount(self, other: Server, prefix: str) -> None:
+        """Serve `other`'s tools, prompts, resources, templates and completions as this
+        server's: names become `prefix__name`, URIs `prefix+scheme:...` (`mcpkit.server.prefixes`).
+        Later changes to `other` follow, with their list_changed notifications."""
+        from .mount import Mount
+
+        Mount(self, other, prefix).attach()
+
+    @classmethod
+    def proxy(cls, target: Any, **options: Any) -> Server:
+        """A server that forwards everything to `target` (a URL, a command, an `mcpServers`
+        entry, or a `Server`), either era, either transport: `mcpkit.gateway.proxy`, which
+        lives above the server and the client (this is a shortcut to it)."""
+        from ..gateway import proxy
+
+        return proxy(target, **options)
 
     # -- change notifications (delivered to subscriptions/listen streams) --------------------
     def _changed(self, method: str) -> None:
@@ -349,6 +376,8 @@ class Server:
             for x in group
         ) or any(t.scopes for t in self.templates)
         self.subscriptions.publish(method)
+        for listener in self.change_listeners:
+            listener(method, None)
 
     def notify_tools_changed(self) -> None:
         self._changed("notifications/tools/list_changed")
@@ -361,6 +390,8 @@ class Server:
 
     def notify_resource_updated(self, uri: str) -> None:
         self.subscriptions.publish(RESOURCE_UPDATED, {"uri": uri}, uri=uri)
+        for listener in self.change_listeners:
+            listener(RESOURCE_UPDATED, {"uri": uri})
 
     # -- protocol --------------------------------------------------------------------------
     def capabilities(self) -> dict[str, Any]:

@@ -37,7 +37,7 @@ from ...protocol.meta import RequestMeta
 from ...protocol.versions import LEGACY_LATEST, LEGACY_VERSIONS, PROGRESS_TOKEN
 from .. import methods
 from ..subscriptions import RESOURCE_UPDATED
-from .shaping import legacy_error, legacy_result
+from .shaping import legacy_error, legacy_page, legacy_result
 
 if TYPE_CHECKING:
     from ..admission import ClientNotification, ServerRequest
@@ -293,6 +293,6 @@ class LegacySession:
         key = ("legacy:" + method, cursor, granted)
         cached = self.server.list_cache.get(key)
         if cached is None:
-            page = methods.list_page(self.server, method, cursor, granted)
+            page = legacy_page(method, methods.list_page(self.server, method, cursor, granted))
             cached = self.server.list_cache[key] = Fragment(orjson.dumps(page))
         return cached
