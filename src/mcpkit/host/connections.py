@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..client import Tool
 from .apps import for_model
@@ -22,6 +23,9 @@ from .models.base import ModelAdapter
 from .naming import ToolNames
 from .pins import PinChange, ToolPins
 from .retry import RetryPolicy
+
+if TYPE_CHECKING:
+    from ..telemetry.config import Telemetry
 from .schemas import AdaptedSchema, adapt, without
 from .supervision import LinkState, StateChange
 from .ui import HostUI
@@ -51,6 +55,7 @@ class Fleet:
         restart: Backoff | None = None,
         retry: RetryPolicy | None = None,
         features: ClientFeatures | None = None,
+        telemetry: Telemetry | None = None,
     ) -> None:
         names = servers if servers is not None else list(config.servers)
         unknown = [n for n in names if n not in config.servers]
@@ -69,6 +74,7 @@ class Fleet:
                 retry=retry,
                 on_change=self._changed,
                 features=features,
+                telemetry=telemetry,
             )
             for n in names
         }
