@@ -67,7 +67,7 @@ class Instance:
 
 class Connection:
     """One HTTP/1.1 connection held open by hand (to see what a server does with a
-    keep-alive connection): `post()` a JSON body, read the whole answer."""
+    keep-alive connection): `post()` a JSON body or `get()` a path, read the whole answer."""
 
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.reader = reader
@@ -79,7 +79,15 @@ class Connection:
         return cls(reader, writer)
 
     async def post(self, body: bytes, headers: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
-        head = ["POST /mcp HTTP/1.1", "host: 127.0.0.1", f"content-length: {len(body)}"]
+        return await self.request("POST", "/mcp", body, headers)
+
+    async def get(self, path: str) -> tuple[int, dict[str, str], bytes]:
+        return await self.request("GET", path, b"", {})
+
+    async def request(
+        self, method: str, path: str, body: bytes, headers: dict[str, str]
+    ) -> tuple[int, dict[str, str], bytes]:
+        head = [f"{method} {path} HTTP/1.1", "host: 127.0.0.1", f"content-length: {len(body)}"]
         head += [f"{k}: {v}" for k, v in headers.items() if k != "host"]
         self.writer.write(("\r\n".join(head) + "\r\n\r\n").encode() + body)
         await self.writer.drain()

@@ -111,6 +111,8 @@ async def test_sigterm_drains_then_exits(pair: tuple[RedisProcess, Instance, Ins
         status, headers, _ = await idle.post(orjson.dumps(state), headers_for(state))
         assert status == 200 and headers.get("connection") != "close"
         spare = await Connection.open(a.port)
+        probe = await Connection.open(a.port)  # a balancer's readiness probe
+        assert (await probe.get("/readyz"))[0] == 200
         assert a.proc is not None
 
         a.proc.send_signal(signal.SIGTERM)
@@ -120,6 +122,9 @@ async def test_sigterm_drains_then_exits(pair: tuple[RedisProcess, Instance, Ins
         assert final["id"] == listen["id"] and final["result"]["resultType"] == "complete"
         assert await stream.content.read() == b""
         stream.release()
+        # Not ready any more: balancers send nothing new here.
+        status, _, body = await probe.get("/readyz")
+        assert status == 503 and body == b"not ready", body
         # The 2025-11-25 GET stream ends too (its client reconnects, gets 404, initializes).
         await asyncio.wait_for(get_stream.content.read(), 10)  # to its end
         get_stream.release()
@@ -151,3 +156,4 @@ async def test_sigterm_drains_then_exits(pair: tuple[RedisProcess, Instance, Ins
         assert failed["error"]["data"] == {"reason": "instance-stopped"}
         idle.close()
         spare.close()
+        probe.close()

@@ -4,6 +4,8 @@
     python northwind_faults.py shipping-changed      # stdio: `track_parcel` says something new
     python northwind_faults.py late GATE             # stdio: starts serving once GATE is written
     python northwind_faults.py noisy                 # stdio: writes junk to stdout and stderr
+    python northwind_faults.py returns-plain PORT    # HTTP: returns without idempotency keys
+    python northwind_faults.py warehouse-recorded FILE PORT  # HTTP: each tools/call name → FILE
 
 The examples themselves are imported unchanged; the fault is added around them.
 """
@@ -16,6 +18,7 @@ import os
 import sys
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 from mcpkit import Server, ToolAnnotations
 
@@ -57,6 +60,23 @@ def warehouse_hang(port: int) -> None:
     server.run("http", port=port)
 
 
+def warehouse_recorded(record: str, port: int) -> None:
+    """The warehouse, appending the name of every tool it is asked to run to `record`."""
+    server: Server = example("warehouse_server").server
+
+    def append(name: str) -> None:
+        with open(record, "a", encoding="utf-8") as f:
+            f.write(f"{name}\n")
+
+    async def recorder(call: Any, call_next: Any) -> Any:
+        if call.request.method == "tools/call":
+            append(str((call.request.params or {}).get("name")))
+        return await call_next(call)
+
+    server.add_middleware(recorder)
+    server.run("http", port=port)
+
+
 def shipping_changed() -> None:
     module = example("shipping_server")
     server: Server = module.server
@@ -89,6 +109,15 @@ def noisy() -> None:
     server.run("stdio")
 
 
+def returns_plain(port: int) -> None:
+    """The returns server as a server that does not know the idempotency extension is."""
+    module = example("returns_server")
+    server = Server("northwind-returns", version="1.0")
+    for tool in module.server.tools.values():
+        server.add_tool(tool)
+    server.run("http", port=port, auth=module.auth(port))
+
+
 if __name__ == "__main__":
     kind, *rest = sys.argv[1:]
     if kind == "warehouse-hang":
@@ -99,5 +128,9 @@ if __name__ == "__main__":
         late(rest[0])
     elif kind == "noisy":
         noisy()
+    elif kind == "returns-plain":
+        returns_plain(int(rest[0]))
+    elif kind == "warehouse-recorded":
+        warehouse_recorded(rest[0], int(rest[1]))
     else:
         raise SystemExit(f"unknown fault {kind!r}")

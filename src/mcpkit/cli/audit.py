@@ -49,9 +49,11 @@ def audit(
     for r in records:
         outcome = str(r.get("outcome", ""))
         style = "green" if outcome == "ok" else "yellow" if outcome == "denied" else "red"
+        if isinstance(r.get("attempts"), int) and r["attempts"] > 1:
+            outcome += f" ({r['attempts']} attempts)"
         table.add_row(
             escape(str(r.get("time", "")).replace("T", " ").rstrip("Z")),
-            escape(str(r.get("agent") or "-")),
+            escape(" ".join(str(r[k]) for k in ("agent", "principal") if r.get(k)) or "-"),
             escape(f"{r.get('server')} > {r.get('tool')}"),
             escape(f"{r.get('decision')} ({r.get('by')})"),
             f"[{style}]{escape(outcome)}[/]",

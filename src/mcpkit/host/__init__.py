@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 from types import TracebackType
+from typing import TYPE_CHECKING
 
+from ..telemetry.config import resolve as resolve_telemetry
 from .agent import Agent
 from .audit import AuditLog
 from .catalog import ToolSettings
@@ -25,6 +27,10 @@ from .pins import ToolPins
 from .settings import HostSettings, agent_consent, agent_tools
 from .supervision import LinkState, StateChange
 from .ui import HostUI
+
+if TYPE_CHECKING:
+    from ..telemetry.config import Telemetry
+    from .telemetry import HostTelemetry
 
 
 class Host:
@@ -48,9 +54,13 @@ class Host:
         audit: AuditLog | None = None,
         on_call: OnCall | None = None,
         features: ClientFeatures | None = None,
+        telemetry: bool | Telemetry | None = None,
     ) -> None:
         """`on_call`: called before each tool call to add per-user `_meta`, headers or
-        host-owned argument values (see `mcpkit.host.hooks`)."""
+        host-owned argument values (see `mcpkit.host.hooks`).
+        `telemetry`: OpenTelemetry spans for each turn, round, model call and tool call, and
+        the clients' (`mcpkit[otel]`); None follows `MCPKIT_TELEMETRY`. Baggage goes only to
+        trusted servers and those whose entry says `"baggage": true`."""
         if ui is None:
             from .terminal import TerminalUI
 
@@ -68,6 +78,12 @@ class Host:
             audit = AuditLog(self.settings.audit)
         self.audit = audit
         self.on_call = on_call
+        config_telemetry = resolve_telemetry(telemetry)
+        self.telemetry: HostTelemetry | None = None
+        if config_telemetry is not None:
+            from .telemetry import HostTelemetry
+
+            self.telemetry = HostTelemetry(config_telemetry, model.name)
         self.fleet = Fleet(
             config,
             ui,
@@ -76,11 +92,17 @@ class Host:
             pins=pins,
             servers=servers,
             restart=self.settings.restart,
+            retry=self.settings.retry,
             features=features,
+            telemetry=config_telemetry,
         )
         self._log = LogFile(self.settings.log) if self.settings.log is not None else None
 
     async def __aenter__(self) -> Host:
+        if self.telemetry is not None and self.telemetry.config.uses_globals:
+            from ..telemetry.setup import ensure_configured
+
+            ensure_configured(self.telemetry.config.service_name or "mcpkit-host")
         if self._log is not None:
             self._log.open()
         try:
@@ -129,6 +151,7 @@ class Host:
             tools=tools or agent_tools(self.config, name),
             on_call=self.on_call,
             max_tool_tokens=max_tool_tokens,
+            telemetry=self.telemetry,
         )
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..client import Tool
 from .apps import for_model
@@ -21,6 +22,10 @@ from .link import ClientFeatures, ServerLink
 from .models.base import ModelAdapter
 from .naming import ToolNames
 from .pins import PinChange, ToolPins
+from .retry import RetryPolicy
+
+if TYPE_CHECKING:
+    from ..telemetry.config import Telemetry
 from .schemas import AdaptedSchema, adapt, without
 from .supervision import LinkState, StateChange
 from .ui import HostUI
@@ -48,7 +53,9 @@ class Fleet:
         pins: ToolPins | None = None,
         servers: list[str] | None = None,
         restart: Backoff | None = None,
+        retry: RetryPolicy | None = None,
         features: ClientFeatures | None = None,
+        telemetry: Telemetry | None = None,
     ) -> None:
         names = servers if servers is not None else list(config.servers)
         unknown = [n for n in names if n not in config.servers]
@@ -64,8 +71,10 @@ class Fleet:
                 model,
                 pins,
                 restart=restart,
+                retry=retry,
                 on_change=self._changed,
                 features=features,
+                telemetry=telemetry,
             )
             for n in names
         }

@@ -9,8 +9,8 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
 
 from ..client import Client, ClientError, Tool
 from ..client.errors import AuthorizationError
@@ -25,8 +25,12 @@ from .conversation import AssistantMessage, Message, UserMessage
 from .deadlines import Clock
 from .models.base import ModelAdapter
 from .pins import PinChange, ToolPins
+from .retry import RetryPolicy
 from .supervision import LinkState, StateChange, connection_lost, describe
 from .ui import HostUI
+
+if TYPE_CHECKING:
+    from ..telemetry.config import Telemetry
 
 log = logging.getLogger("mcpkit.host")
 
@@ -57,17 +61,28 @@ class ServerLink:
         pins: ToolPins | None,
         *,
         restart: Backoff | None = None,
+        retry: RetryPolicy | None = None,
         on_change: Callable[[ServerLink, StateChange], None] | None = None,
         features: ClientFeatures | None = None,
+        telemetry: Telemetry | None = None,
     ) -> None:
         self.config = config
         self.features = features or ClientFeatures()
+        #: The client's telemetry: baggage only where the config allows it (and the host's
+        #: `Telemetry(baggage=False)` keeps it from every server).
+        self.telemetry = (
+            replace(telemetry, baggage=telemetry.baggage and config.forwards_baggage)
+            if telemetry is not None
+            else False
+        )
         self.name = config.name
         self.ui = ui
         self.policy = policy
         self.model = model
         self.pins = pins
         self.restart = restart or Backoff()
+        #: How a failed call to this server is tried again, when that is safe (`calls.invoke`).
+        self.retry = retry or RetryPolicy()
         self.on_change = on_change
         self.client: Client | None = None
         #: The tools offered to the model (a changed, unapproved definition is withheld).
@@ -223,6 +238,7 @@ class ServerLink:
             trace=self._trace if self.features.trace is not None else None,
             log_level=self.log_level,
             on_log=self._log if self.log_level is not None else None,
+            telemetry=self.telemetry,
         )
         self.client = client
         await client.__aenter__()
