@@ -26,14 +26,10 @@ import aiohttp
 import orjson
 
 from mcpkit.protocol.tasks import TASKS_EXTENSION, TERMINAL
-from support import headers_for, meta, parse_body, rpc
+from support import LEGACY_HEADERS, headers_for, legacy_initialize, meta, parse_body, rpc
 
 TASKS = {"extensions": {TASKS_EXTENSION: {}}}
 WITH_INPUT = {**TASKS, "elicitation": {}}
-LEGACY_HEADERS = {
-    "content-type": "application/json",
-    "accept": "application/json, text/event-stream",
-}
 ANN = {"name": {"action": "accept", "content": {"name": "Ann"}}}
 
 
@@ -188,16 +184,7 @@ class Load:
 
     async def legacy(self, s: aiohttp.ClientSession) -> None:
         """A 2025-11-25 session: initialize, then calls in it until it is gone (404)."""
-        init = {
-            "jsonrpc": "2.0",
-            "id": 0,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-11-25",
-                "capabilities": {},
-                "clientInfo": {"name": "load", "version": "0"},
-            },
-        }
+        init = legacy_initialize(client="load")
         session = await self._legacy_post(s, None, init)
         note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
         await self._legacy_post(s, session, note)

@@ -21,15 +21,11 @@ from mcpkit.protocol.tasks import TASKS_EXTENSION
 from mcpkit.server.request_state import generate_key
 from processes import REDIS, RedisProcess
 from scale_support import Connection, Instance
-from support import headers_for, meta, rpc
+from support import LEGACY_HEADERS, headers_for, legacy_initialize, meta, rpc
 
 pytestmark = pytest.mark.skipif(REDIS is None, reason="redis-server is not installed")
 
 TASKS = {"extensions": {TASKS_EXTENSION: {}}}
-LEGACY_HEADERS = {
-    "content-type": "application/json",
-    "accept": "application/json, text/event-stream",
-}
 
 
 def call(name: str, caps: Any = None, **arguments: Any) -> dict[str, Any]:
@@ -45,18 +41,7 @@ def task_rpc(method: str, **params: Any) -> dict[str, Any]:
 
 
 def initialize(id: int = 0) -> bytes:
-    return orjson.dumps(
-        {
-            "jsonrpc": "2.0",
-            "id": id,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-11-25",
-                "capabilities": {},
-                "clientInfo": {"name": "tests", "version": "0"},
-            },
-        }
-    )
+    return orjson.dumps(legacy_initialize(id))
 
 
 async def post(s: aiohttp.ClientSession, url: str, message: dict[str, Any]) -> dict[str, Any]:

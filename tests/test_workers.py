@@ -17,7 +17,16 @@ import aiohttp
 import orjson
 import pytest
 
-from support import ROOT, free_port, headers_for, meta, rpc, wait_port
+from support import (
+    LEGACY_HEADERS,
+    ROOT,
+    free_port,
+    headers_for,
+    legacy_initialize,
+    meta,
+    rpc,
+    wait_port,
+)
 
 SERVER = str(ROOT / "tests/servers/worker_server.py")
 MCPKIT = [sys.executable, "-m", "mcpkit"]
@@ -95,17 +104,7 @@ async def test_workers_share_the_port_and_the_state_keys(
     replies = await asyncio.gather(*(call(port, "greet", **retry) for _ in range(32)))
     texts = {r["result"]["content"][0]["text"] for r in replies}
     assert texts == {f"Ann {pid}" for pid in answered}  # each worker opens the other's state
-    init = {
-        "jsonrpc": "2.0",
-        "id": 0,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-11-25",
-            "capabilities": {},
-            "clientInfo": {"name": "tests", "version": "0"},
-        },
-    }
-    headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+    init, headers = legacy_initialize(), LEGACY_HEADERS
     async with aiohttp.ClientSession() as s:
         url = f"http://127.0.0.1:{port}/mcp"
         async with s.post(url, data=orjson.dumps(init), headers=headers) as r:
@@ -157,7 +156,25 @@ async def test_workers_do_not_outlive_their_supervisor(
     proc.kill()  # however it dies, its workers are told (SIGTERM: they drain and exit)
     assert proc.stderr is not None
     await asyncio.wait_for(proc.stderr.read(), 30)  # EOF: every holder of the pipe is gone
+    # A process closes its files a moment before it exits: wait for each exit itself.
+    await asyncio.wait_for(asyncio.gather(*(exited(pid) for pid in answered)), 10)
     assert all(ended(pid) for pid in answered)
+
+
+async def exited(pid: int) -> None:
+    """Until `pid` (any process, not only a child) has exited: its pidfd becomes readable."""
+    try:
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return
+    loop = asyncio.get_running_loop()
+    done = loop.create_future()
+    loop.add_reader(fd, lambda: done.done() or done.set_result(None))
+    try:
+        await done
+    finally:
+        loop.remove_reader(fd)
+        os.close(fd)
 
 
 def ended(pid: int) -> bool:
