@@ -109,9 +109,9 @@ async def test_mixed_load_through_a_rolling_restart_and_a_redis_restart(
         listener.cancel()
     await asyncio.gather(*listeners, return_exceptions=True)
     # Every task ended (completed: they are short, and a drain waits for them).
-    async with aiohttp.ClientSession() as s:
+    async with aiohttp.ClientSession() as s, asyncio.timeout(30):
         for task_id, status in load.tasks.items():
-            while status not in TERMINAL:
+            while status not in TERMINAL:  # polling: tasks/get is how a client learns it
                 status = (await load.modern(s, "tasks/get", TASKS, taskId=task_id))["status"]
                 await asyncio.sleep(0.1)
             load.tasks[task_id] = status
