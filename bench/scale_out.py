@@ -191,8 +191,9 @@ async def amain(a: argparse.Namespace) -> None:
             values = [r[key] for r in recs if r.get(key) is not None]
             return statistics.median(values) if values else float("nan")
 
+        nginx = med("nginx_cpu_us_per_call")
         print(f"| {name} | {med('calls_per_s'):.0f} | {med('server_cpu_us_per_call'):.0f} | "
-              f"{med('server_cpu_util'):.2f} | {med('nginx_cpu_us_per_call'):.0f} | {med('redis_cpu_us_per_call'):.2f} |")
+              f"{med('server_cpu_util'):.2f} | {'-' if nginx != nginx else f'{nginx:.0f}'} | {med('redis_cpu_us_per_call'):.2f} |")
     out = HERE / "results" / "scale"
     out.mkdir(parents=True, exist_ok=True)
     (out / f"scale-{time.strftime('%Y%m%d-%H%M%S')}.json").write_text(json.dumps(records, indent=1))
