@@ -186,6 +186,7 @@ class Client(CatalogRequests):
             self.timeout,
             self.probe_timeout,
         )
+        self.session.honours_keys = self.supports_idempotency
         return self.info
 
     async def close(self) -> None:
@@ -263,6 +264,7 @@ class Client(CatalogRequests):
         self.info = server_info(
             await self.request("server/discover"), self.session.protocol_version
         )
+        self.session.honours_keys = self.supports_idempotency
         return self.info
 
     async def list_page(

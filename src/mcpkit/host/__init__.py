@@ -92,6 +92,7 @@ class Host:
             pins=pins,
             servers=servers,
             restart=self.settings.restart,
+            retry=self.settings.retry,
             features=features,
             telemetry=config_telemetry,
         )
