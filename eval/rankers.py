@@ -95,7 +95,8 @@ def cross_validate(
 
     server_of = [item["tools"][0].split("__")[0] for item in requests]
     servers = sorted(set(server_of))
-    found, chosen = [], []
+    found: list[bool] = []
+    chosen: list[int] = []
     for shuffle in range(SHUFFLES):
         order = servers[:]
         random.Random(shuffle).shuffle(order)
