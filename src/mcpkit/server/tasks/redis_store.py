@@ -29,7 +29,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import time
 import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
@@ -37,11 +36,12 @@ from typing import Any, TypeVar
 import orjson
 
 from ...protocol.errors import InternalError, InvalidParams
-from ...protocol.tasks import TERMINAL, timestamp
+from ...protocol.tasks import TERMINAL
 from ..inputs import call_from_wire, parse_answer
 from ..ownership import Owner, same_owner
 from ..redis_config import RedisConfig, as_config, unavailable, unreachable
 from . import redis_scripts as lua
+from .lapse import failed_view, lapsed_error
 from .store import TaskRecord, TaskStore, TaskView
 
 __all__ = ["RedisTaskStore"]
@@ -50,15 +50,6 @@ log = logging.getLogger("mcpkit.server")
 T = TypeVar("T")
 
 _UNREACHABLE = unreachable()
-
-
-def lapsed_error() -> InternalError:
-    """What a task whose instance stopped renewing its lease fails with (TASK-17)."""
-    return InternalError(
-        "The server instance running this task stopped (its lease on the task lapsed) "
-        "before the task finished; start it again",
-        {"reason": "lease-expired"},
-    )
 
 
 class RedisTaskStore(TaskStore):
@@ -255,9 +246,9 @@ class RedisTaskStore(TaskStore):
             detailed = orjson.loads(data)
             if live:
                 return orjson.loads(owner), detailed
-            failed = _failed(detailed, lapsed_error())
+            failed = failed_view(detailed, lapsed_error())
             if await self._run(
-                "FAIL", [self._key(task_id), self._leases], [task_id, _dumps(failed)]
+                "FAIL", [self._key(task_id), self._leases], [task_id, orjson.dumps(failed)]
             ):
                 self._tell("status", task_id, failed)
                 self.on_change(TaskView(task_id, failed))
@@ -279,7 +270,7 @@ class RedisTaskStore(TaskStore):
         args = [
             record.id,
             record.status,
-            _dumps(detailed),
+            orjson.dumps(detailed),
             orjson.dumps(record.owner),
             expires,
             self.lease_ms,
@@ -400,18 +391,3 @@ class RedisTaskStore(TaskStore):
     async def _take_now(self, record: TaskRecord) -> None:
         with contextlib.suppress(*_UNREACHABLE):  # the next renewal takes them then
             self._take(record, await self._run("TAKE", [self._inbox(record.id)], []))
-
-
-def _failed(detailed: dict[str, Any], error: InternalError) -> dict[str, Any]:
-    out = {k: v for k, v in detailed.items() if k not in ("inputRequests", "result")}
-    out.update(
-        status="failed",
-        error=error.to_wire(),
-        statusMessage=error.message,
-        lastUpdatedAt=timestamp(time.time()),
-    )
-    return out
-
-
-def _dumps(detailed: dict[str, Any]) -> bytes:
-    return orjson.dumps(detailed)
