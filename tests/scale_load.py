@@ -249,3 +249,12 @@ class Load:
                 if lost:
                     out.append(f"listener {index} stream {n}: missed {sorted(lost)[:10]}")
         return out
+
+
+def where(task: asyncio.Task[Any]) -> str:
+    """What a worker is waiting on: its coroutines, outermost first (for a failure message)."""
+    frames, coro = [], task.get_coro()
+    while coro is not None and getattr(coro, "cr_frame", None) is not None:
+        frames.append(f"{coro.cr_code.co_name}:{coro.cr_frame.f_lineno}")
+        coro = coro.cr_await
+    return f"{task.get_name()} at " + " > ".join(frames)

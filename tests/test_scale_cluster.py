@@ -24,7 +24,7 @@ import pytest
 from mcpkit.protocol.tasks import TERMINAL
 from mcpkit.server.request_state import generate_key
 from processes import REDIS, RedisProcess
-from scale_load import TASKS, Load
+from scale_load import TASKS, Load, where
 from scale_support import NGINX, Instance, Nginx
 
 pytestmark = [
@@ -102,19 +102,26 @@ async def test_mixed_load_through_a_rolling_restart_and_a_redis_restart(
         await asyncio.sleep(max(0.0, start + SECONDS - loop.time()))
     finally:
         load.stopping.set()
-        await asyncio.wait_for(asyncio.gather(*workers), 30)
+        _, busy = await asyncio.wait(workers, timeout=30)
+        for worker in busy:
+            worker.cancel()
+    assert not busy, f"busy 30 s after the load stopped: {list(map(where, busy))}\n{cluster.logs()}"
     assert loop.time() - start >= SECONDS
     await load.settle_listeners(15)
     for listener in listeners:
         listener.cancel()
     await asyncio.gather(*listeners, return_exceptions=True)
     # Every task ended (completed: they are short, and a drain waits for them).
-    async with aiohttp.ClientSession() as s, asyncio.timeout(30):
-        for task_id, status in load.tasks.items():
-            while status not in TERMINAL:  # polling: tasks/get is how a client learns it
-                status = (await load.modern(s, "tasks/get", TASKS, taskId=task_id))["status"]
-                await asyncio.sleep(0.1)
-            load.tasks[task_id] = status
+    try:
+        async with aiohttp.ClientSession() as s, asyncio.timeout(30):
+            for task_id, status in load.tasks.items():
+                while status not in TERMINAL:  # polling: tasks/get is how a client learns it
+                    status = (await load.modern(s, "tasks/get", TASKS, taskId=task_id))["status"]
+                    await asyncio.sleep(0.1)
+                load.tasks[task_id] = status
+    except TimeoutError:
+        unended = {t: status for t, status in load.tasks.items() if status not in TERMINAL}
+        pytest.fail(f"tasks not ended 30 s after the load: {unended}\n{cluster.logs()}")
     summary = (
         f"{SECONDS:g} s: {dict(load.counts)}; declared: {dict(load.declared)}; "
         f"tasks: {len(load.tasks)}; streams: {[len(s) for s in load.streams]}; "
