@@ -105,7 +105,8 @@ async def test_mixed_load_through_a_rolling_restart_and_a_redis_restart(
         _, busy = await asyncio.wait(workers, timeout=30)
         for worker in busy:
             worker.cancel()
-    assert not busy, f"busy 30 s after the load stopped: {list(map(where, busy))}\n{cluster.logs()}"
+    unended = {t: status for t, status in load.tasks.items() if status not in TERMINAL}
+    assert not busy, f"busy after the load: {list(map(where, busy))} {unended}\n{cluster.logs()}"
     assert loop.time() - start >= SECONDS
     await load.settle_listeners(15)
     for listener in listeners:

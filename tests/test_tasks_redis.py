@@ -156,6 +156,23 @@ async def test_answers_given_on_another_instance_reach_the_handler(
     assert done["result"]["content"][0]["text"] == "ok=True"
 
 
+async def test_answers_reach_a_question_redis_has_not_heard_of_yet(
+    nodes: tuple[Node, Node],
+) -> None:
+    """A asked (and told its client so) but has not written the question to Redis yet: an
+    answer given on B then is kept for A, not dropped as answering nothing."""
+    a, b = nodes
+    a.store._loops[0].cancel()  # A's writer stops: Redis keeps the task as `working`
+    task_id = await start_task(a, "confirm", WITH_INPUT)
+    await a.until(status(task_id, "input_required"))  # asked, on A
+    assert (await b.rpc("tasks/get", WITH_INPUT, taskId=task_id))["result"]["status"] == "working"
+    answer = {"sure": {"action": "accept", "content": {"ok": True}}}
+    got = await b.rpc("tasks/update", WITH_INPUT, taskId=task_id, inputResponses=answer)
+    assert got["result"]["resultType"] == "complete"
+    done = await a.until(status(task_id, "completed"))  # A took it (A's own view)
+    assert done["result"]["content"][0]["text"] == "ok=True"
+
+
 async def test_a_cancel_on_another_instance_stops_the_handler(nodes: tuple[Node, Node]) -> None:
     a, b = nodes
     task_id = await start_task(a, "job")

@@ -39,9 +39,9 @@ return 1
 """
 )
 
-#: Renew a lease; say whether a cancel was asked and hand over the answers waiting.
-#: KEYS: task, leases, inbox. ARGV: id, lease ms. Returns {-1} (the record is gone: write it
-#: again), {0} (it ended elsewhere) or {1, cancel flag, answers}.
+#: Renew a lease; say whether a cancel was asked and show the answers waiting (they stay until
+#: the instance has them: ACK). KEYS: task, leases, inbox. ARGV: id, lease ms. Returns {-1}
+#: (the record is gone: write it again), {0} (it ended elsewhere) or {1, cancel flag, answers}.
 RENEW = (
     _NOW
     + """
@@ -49,9 +49,7 @@ local s = redis.call('HGET', KEYS[1], 's')
 if not s then return {-1} end
 if ended(s) then return {0} end
 redis.call('ZADD', KEYS[2], string.format('%.0f', now + tonumber(ARGV[2])), ARGV[1])
-local inbox = redis.call('LRANGE', KEYS[3], 0, -1)
-if #inbox > 0 then redis.call('DEL', KEYS[3]) end
-return {1, redis.call('HGET', KEYS[1], 'x') or '', inbox}
+return {1, redis.call('HGET', KEYS[1], 'x') or '', redis.call('LRANGE', KEYS[3], 0, -1)}
 """
 )
 
@@ -97,21 +95,29 @@ return 1
 """
 )
 
-#: Leave answers for a task waiting for input; they live as long as the task.
-#: KEYS: task, inbox. ARGV: answers (JSON). Returns 1, or 0 when it waits for nothing.
+#: Leave answers for a running task; they live as long as the task. (Still `working` here,
+#: it may have asked already: its instance writes what it asked a moment after asking.)
+#: KEYS: task, inbox. ARGV: answers (JSON). Returns 1, or 0 when the task is unknown or ended.
 PUSH = """
-if redis.call('HGET', KEYS[1], 's') ~= 'input_required' then return 0 end
+local s = redis.call('HGET', KEYS[1], 's')
+if not s or s == 'completed' or s == 'failed' or s == 'cancelled' then return 0 end
 redis.call('RPUSH', KEYS[2], ARGV[1])
 local ttl = redis.call('PTTL', KEYS[1])
 if ttl > 0 then redis.call('PEXPIRE', KEYS[2], ttl) end
 return 1
 """
 
-#: Take every answer waiting for a task. KEYS: inbox.
+#: The answers waiting for a task, left in place. KEYS: inbox.
 TAKE = """
-local inbox = redis.call('LRANGE', KEYS[1], 0, -1)
-if #inbox > 0 then redis.call('DEL', KEYS[1]) end
-return inbox
+return redis.call('LRANGE', KEYS[1], 0, -1)
+"""
+
+#: Remove answers the instance has applied (ARGV: each as taken). A reply lost to a Redis
+#: restart loses nothing: what is still there is taken again, and an answer whose question
+#: was answered already is ignored. KEYS: inbox.
+ACK = """
+for _, item in ipairs(ARGV) do redis.call('LREM', KEYS[1], 1, item) end
+return #ARGV
 """
 
 #: Running tasks whose lease lapsed (at most ARGV[2]); entries of tasks that ended or expired

@@ -207,14 +207,17 @@ class RedisTaskStore(TaskStore):
         detailed = await self.describe(task_id, caller)
         if detailed is None:
             return False
-        asked = detailed.get("inputRequests") if detailed["status"] == "input_required" else None
-        if not isinstance(asked, dict):
+        if detailed["status"] in TERMINAL:
             return True  # nothing outstanding: answers are ignored (TASK-13)
+        # `working` in Redis: the task may have asked already (its instance answered the
+        # client's tasks/get before writing the question here); its instance checks them.
+        asked = detailed.get("inputRequests") if detailed["status"] == "input_required" else None
         taken: dict[str, Any] = {}
         for key, raw in responses.items():
-            call = call_from_wire(key, asked.get(key))
+            call = call_from_wire(key, asked.get(key)) if isinstance(asked, dict) else None
             if call is not None:
                 parse_answer(call, raw)  # malformed → -32602, nothing taken
+            if call is not None or not isinstance(asked, dict):
                 taken[key] = raw
         if taken:
             data = orjson.dumps(taken)
@@ -348,12 +351,13 @@ class RedisTaskStore(TaskStore):
             elif reply[0] == 0:
                 self._lost(record)
             else:
-                self._take(record, reply[2])
+                await self._take(record, reply[2])
                 if reply[1] and record.runner is not None and not record.terminal:
                     record.runner.cancel()
 
-    def _take(self, record: TaskRecord, inbox: list[bytes]) -> None:
-        """Answers another instance checked and left for this task (TASK-13)."""
+    async def _take(self, record: TaskRecord, inbox: list[bytes]) -> None:
+        """Answers another instance checked and left for this task (TASK-13), removed from
+        the inbox once applied (not before: a Redis restart could lose them in between)."""
         for item in inbox:
             answers = {}
             for key, raw in orjson.loads(item).items():
@@ -363,6 +367,9 @@ class RedisTaskStore(TaskStore):
                         answers[key] = parse_answer(pending.call, raw)
             if answers:
                 record.answer(answers)
+        if inbox:
+            with contextlib.suppress(*_UNREACHABLE):  # still there: taken again, then ignored
+                await self._run("ACK", [self._inbox(record.id)], inbox)
 
     # -- the tasks' event stream --------------------------------------------------------------
     def _tell(self, kind: str, task_id: str, detailed: dict[str, Any] | None = None) -> None:
@@ -390,4 +397,4 @@ class RedisTaskStore(TaskStore):
 
     async def _take_now(self, record: TaskRecord) -> None:
         with contextlib.suppress(*_UNREACHABLE):  # the next renewal takes them then
-            self._take(record, await self._run("TAKE", [self._inbox(record.id)], []))
+            await self._take(record, await self._run("TAKE", [self._inbox(record.id)], []))
