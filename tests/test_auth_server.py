@@ -24,8 +24,8 @@ from mcpkit.auth import (
     InvalidToken,
     JWTVerifier,
 )
-from mcpkit.auth.access import current_access
-from mcpkit.auth.challenge import parse_challenges
+from mcpkit.protocol.auth_challenge import parse_challenges
+from mcpkit.server.auth.access import current_access
 from oauth_server import LocalAuthServer, loopback_socket
 from support import AsgiClient, headers_for, rpc
 

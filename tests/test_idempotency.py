@@ -13,12 +13,12 @@ import pytest
 
 from mcpkit import Context, Server
 from mcpkit.auth import AccessToken
-from mcpkit.auth.access import current_access
 from mcpkit.client import Client
 from mcpkit.client.inputs import Elicitation
 from mcpkit.protocol.errors import InvalidParams
 from mcpkit.protocol.idempotency import IDEMPOTENCY_EXTENSION, IDEMPOTENCY_KEY
 from mcpkit.server import methods
+from mcpkit.server.auth.access import current_access
 from mcpkit.server.idempotency import (
     IdempotencyStore,
     MemoryIdempotencyStore,

@@ -41,7 +41,7 @@ from .subscription import Subscription, listen_filter, listen_stream, traced
 from .types import CallResult, ServerInfo, Tool
 
 if TYPE_CHECKING:
-    from ..auth.oauth import OAuth
+    from .auth.oauth import OAuth
     from .legacy import LegacySession
 
 log = logging.getLogger("mcpkit.client")
@@ -74,7 +74,7 @@ class Client(CatalogRequests):
         extensions: Mapping[str, JSONObject] | None = None,
         trace: Trace | None = None,
     ) -> None:
-        """`auth`: an `mcpkit.auth.OAuth` for servers that answer 401 (HTTP only; a stdio
+        """`auth`: an `mcpkit.client.auth.OAuth` for servers that answer 401 (HTTP only; a stdio
         server takes credentials from its environment, `env`, as the spec says: BASE-31).
         `tasks`: declare the tasks extension, so that servers may run long tool calls as tasks;
         `call_tool` follows a task to its result either way it is answered.

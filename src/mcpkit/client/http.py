@@ -31,7 +31,7 @@ from .sse import SSEParser
 from .transport import NotificationHandler, dispatch_notification, logger
 
 if TYPE_CHECKING:
-    from ..auth.oauth import OAuth
+    from .auth.oauth import OAuth
     from .h1 import H1Pool, H1Response
 
 __all__ = ["HttpTransport"]
@@ -45,7 +45,7 @@ KEEPALIVE = 4.0
 
 class HttpTransport:
     """Talks to one MCP endpoint URL. `headers` are added to every request; `auth` (an
-    `mcpkit.auth.OAuth`) answers 401/403 challenges and adds the access token (AUTH-20)."""
+    `mcpkit.client.auth.OAuth`) answers 401/403 challenges and adds the access token (AUTH-20)."""
 
     #: A listen stream that breaks is opened again with a new POST (SUB-13).
     reopens_streams = True
@@ -124,7 +124,7 @@ class HttpTransport:
             return await self._http.request(
                 method, self.url, data=data, headers=headers, proxy=self.proxy
             )
-        from ..auth.oauth import RetryState
+        from .auth.oauth import RetryState
 
         state = RetryState()
         while True:

@@ -21,8 +21,8 @@ from .inputs import (
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
-    from ..auth.access import AccessToken
     from .admission import ServerRequest
+    from .auth.access import AccessToken
     from .server import Server
     from .tasks.run import Launcher
     from .tasks.store import TaskRecord

@@ -11,11 +11,11 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from ..auth.access import current_access, require_scopes
 from ..protocol.errors import InvalidParams, MethodNotFound, ResourceNotFound
 from ..protocol.jsonrpc import Fragment
 from ..protocol.tasks import declares_tasks
 from .admission import MODERN, ServerRequest
+from .auth.access import current_access, require_scopes
 from .caching import decode_cursor, encode_cursor
 from .context import Context
 from .inputs import InputRequired, ModernInputs

@@ -17,7 +17,7 @@ from typing import Annotated, Any, Union, get_args, get_origin, get_type_hints
 
 from pydantic_core import SchemaValidator, ValidationError, core_schema
 
-from ..auth.principal import FromPrincipal, principal_marker
+from .auth.principal import FromPrincipal, principal_marker
 from .context import Context
 
 _NONE_TYPES = (type(None), None)

@@ -11,12 +11,12 @@ from typing import Any, Literal, get_type_hints
 
 from pydantic_core import ValidationError
 
-from ..auth.access import current_access
-from ..auth.principal import PrincipalMissing
 from ..protocol.content import Icon, ToolAnnotations
 from ..protocol.errors import MCPError
 from ..protocol.headers import HeaderParam, find_header_params
 from ..protocol.jsonschema import compile_schema, first_errors
+from .auth.access import current_access
+from .auth.principal import PrincipalMissing
 from .context import Context
 from .docstrings import parse_doc
 from .handlers import invoke, is_async_callable

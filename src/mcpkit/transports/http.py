@@ -39,7 +39,7 @@ from .http_listen import listen
 from .http_validation import HostPolicy
 
 if TYPE_CHECKING:
-    from ..auth.resource import BearerAuth
+    from ..server.auth.resource import BearerAuth
     from ..server.legacy.registry import SessionRegistry
     from ..server.server import Server
     from .legacy_http import HttpSession, LegacyHTTP
@@ -92,7 +92,7 @@ class StreamableHTTPApp:
         auth: BearerAuth | None = None,
         **session_options: Any,
     ) -> None:
-        """`auth`: a `mcpkit.auth.BearerAuth`; every request then needs a valid token, and the
+        """`auth`: a `mcpkit.server.auth.BearerAuth`; every request then needs a valid token, and the
         Protected Resource Metadata is served from this app at `auth.metadata_paths`.
         `session_options` tune 2025-11-25 sessions (see `LegacyHTTP`): `max_sessions`,
         `idle_timeout` (seconds, None keeps idle sessions), `request_timeout`, `retry_ms`,
@@ -125,7 +125,7 @@ class StreamableHTTPApp:
             if self.auth is None:
                 await self._http(scope, receive, send)
                 return
-            from ..auth.access import current_access
+            from ..server.auth.access import current_access
 
             reset = current_access.set(None)  # the token is this request's only
             try:

@@ -31,7 +31,7 @@ from ..server.admission import (
 )
 
 if TYPE_CHECKING:
-    from ..auth.resource import EnvironmentAuth
+    from ..server.auth.resource import EnvironmentAuth
     from ..server.server import Server
     from .legacy_stdio import StdioLegacy
 
@@ -228,7 +228,7 @@ def _feed_from_thread(
 
 async def serve_stdio(server: Server, auth: EnvironmentAuth | None = None) -> None:
     if auth is not None:
-        from ..auth.access import current_access
+        from ..server.auth.access import current_access
 
         # BASE-31: one credential for the whole connection, from the environment; every
         # request task inherits it.

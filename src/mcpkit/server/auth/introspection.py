@@ -12,9 +12,9 @@ import time
 from collections.abc import Iterable, Mapping
 from urllib.parse import quote
 
+from ...protocol.auth_metadata import canonical_resource
 from .access import AccessToken, InvalidToken
 from .jwt_verifier import token_from_claims
-from .metadata import canonical_resource
 
 __all__ = ["IntrospectionVerifier"]
 

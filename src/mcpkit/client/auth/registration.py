@@ -9,8 +9,8 @@ from typing import Any
 import aiohttp
 import orjson
 
-from ..client.errors import AuthorizationError, OAuthError
-from .metadata import AuthServerMetadata
+from ...protocol.auth_metadata import AuthServerMetadata
+from ..errors import AuthorizationError, OAuthError
 from .tokens import ClientIdentity
 
 __all__ = ["ClientMetadata", "register_client"]

@@ -8,7 +8,7 @@ from typing import Any
 
 import aiohttp
 
-from .metadata import (
+from ...protocol.auth_metadata import (
     AuthServerMetadata,
     MetadataError,
     MetadataNotFound,

@@ -16,8 +16,8 @@ from joserfc import jwt
 from joserfc.errors import ClaimError, InvalidKeyIdError, JoseError
 from joserfc.jwk import KeySet
 
+from ...protocol.auth_metadata import canonical_resource
 from .access import AccessToken, InvalidToken, expand_scopes
-from .metadata import canonical_resource
 
 __all__ = ["JWTVerifier"]
 

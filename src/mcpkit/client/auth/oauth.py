@@ -23,11 +23,8 @@ from typing import TYPE_CHECKING, Literal
 
 import aiohttp
 
-from ..client.errors import AuthorizationError
-from .challenge import Challenge, parse_challenges
-from .discovery import discover_auth_server, discover_resource
-from .grants import AuthorizationCode, Flow, Grant
-from .metadata import (
+from ...protocol.auth_challenge import Challenge, parse_challenges
+from ...protocol.auth_metadata import (
     AuthServerMetadata,
     MetadataError,
     MetadataNotFound,
@@ -35,6 +32,9 @@ from .metadata import (
     origin_of,
     resource_matches,
 )
+from ..errors import AuthorizationError
+from .discovery import discover_auth_server, discover_resource
+from .grants import AuthorizationCode, Flow, Grant
 from .token_endpoint import request_token
 from .token_store import IssuerRecord, MemoryTokenStore, TokenStore
 from .tokens import TokenSet

@@ -13,7 +13,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from ..protocol.errors import INVALID_REQUEST, MCPError
+from ...protocol.errors import INVALID_REQUEST, MCPError
 
 __all__ = [
     "AccessToken",

@@ -26,9 +26,9 @@ from urllib.parse import urlsplit
 
 import orjson
 
+from ...protocol.auth_challenge import build_challenge
+from ...protocol.auth_metadata import PRM_WELL_KNOWN
 from .access import AccessToken, InvalidToken, TokenVerifier, expand_scopes
-from .challenge import build_challenge
-from .metadata import PRM_WELL_KNOWN
 
 __all__ = ["AuthFailure", "BearerAuth", "EnvironmentAuth"]
 

@@ -17,8 +17,8 @@ if TYPE_CHECKING:
 
     from .dpop import DPoPKey
 
-from ..client.errors import AuthorizationError, OAuthError
-from .metadata import AuthServerMetadata
+from ...protocol.auth_metadata import AuthServerMetadata
+from ..errors import AuthorizationError, OAuthError
 from .tokens import ClientIdentity, TokenSet
 
 __all__ = ["client_assertion", "post_form", "request_token"]

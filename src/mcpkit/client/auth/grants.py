@@ -18,9 +18,9 @@ from urllib.parse import urlencode
 
 import aiohttp
 
-from ..client.errors import AuthorizationError, OAuthError
+from ...protocol.auth_metadata import AuthServerMetadata
+from ..errors import AuthorizationError, OAuthError
 from .authorizers import Authorizer, HeadlessAuthorizer
-from .metadata import AuthServerMetadata
 from .pkce import Pkce
 from .registration import ClientMetadata, register_client
 from .token_endpoint import post_form, request_token

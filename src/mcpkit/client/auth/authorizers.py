@@ -19,7 +19,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 import aiohttp
 
-from ..client.errors import AuthorizationError
+from ..errors import AuthorizationError
 
 __all__ = ["Authorizer", "HeadlessAuthorizer", "LoopbackAuthorizer"]
 
