@@ -314,7 +314,7 @@ async def until(server: Any, task_id: str, check: Callable[[Any], bool]) -> Any:
 
 async def ask(server: Any, method: str, params: dict[str, Any] | None = None) -> Any:
     """One modern request to `server` over the memory transport: its result, or its error."""
-    from mcpkit.transports.memory import MemoryTransport
+    from mcpkit.server.transports.memory import MemoryTransport
 
     p = dict(params or {})
     p["_meta"] = meta()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib.util
 from typing import Any
 
-from mcpkit.transports.memory import MemoryTransport
+from mcpkit.server.transports.memory import MemoryTransport
 from support import ROOT, meta, record
 
 

@@ -109,7 +109,7 @@ def test_a_server_of_plain_tools_does_not_import_pydantic() -> None:
         "@s.tool()\n"
         "async def echo(text: str, times: int = 1) -> str:\n"
         "    return text\n"
-        "import mcpkit.transports.stdio, mcpkit.transports.http\n"
+        "import mcpkit.server.transports.stdio, mcpkit.server.transports.http\n"
         "print('pydantic' in sys.modules)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

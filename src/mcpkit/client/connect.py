@@ -27,10 +27,8 @@ def make_client_transport(
 ) -> tuple[Transport, str]:
     """A URL, a command (string or argv), an `mcpServers` entry, an in-process `Server`, or a
     ready transport → (transport, key under which the detected era is cached)."""
-    if hasattr(target, "http_app") and hasattr(target, "handle"):  # an mcpkit Server
-        from ..transports.memory import MemoryTransport
-
-        return MemoryTransport(target, on_notification), f"memory:{id(target)}"
+    if hasattr(target, "memory_transport"):  # an mcpkit Server: it makes the transport
+        return target.memory_transport(on_notification), f"memory:{id(target)}"
     if hasattr(target, "request") and hasattr(target, "start"):
         return target, f"transport:{id(target)}"
     if isinstance(target, Mapping):

@@ -33,11 +33,13 @@ from .tools import TaskStart, TaskSupport, Tool
 from .uri_template import UriTemplate
 
 if TYPE_CHECKING:
-    from ..transports.http import StreamableHTTPApp
+    from ..protocol.jsonrpc import Notification
     from .handles import Handles, HandleStore
     from .health import Health
     from .idempotency import IdempotencyStore
     from .legacy.session import LegacySession, Outbox
+    from .transports.http import StreamableHTTPApp
+    from .transports.memory import MemoryTransport
 
 F = TypeVar("F", bound=Callable[..., Any])
 log = logging.getLogger("mcpkit.server")
@@ -459,9 +461,18 @@ class Server:
 
     def http_app(self, **options: Any) -> StreamableHTTPApp:
         """The raw ASGI app (mount it in Starlette/FastAPI, or serve it with any ASGI server)."""
-        from ..transports.http import StreamableHTTPApp
+        from .transports.http import StreamableHTTPApp
 
         return StreamableHTTPApp(self, **options)
+
+    def memory_transport(
+        self, on_notification: Callable[[Notification], Awaitable[None] | None] | None = None
+    ) -> MemoryTransport:
+        """A client transport bound to this server in the same event loop (`Client(server)`
+        uses it; the client never imports the server): the bytes-level path stdio uses."""
+        from .transports.memory import MemoryTransport
+
+        return MemoryTransport(self, on_notification)
 
     def run(
         self,
@@ -479,13 +490,13 @@ class Server:
         status 130."""
         try:
             if transport == "stdio":
-                from ..transports.stdio import run_stdio
                 from .settings import Settings
+                from .transports.stdio import run_stdio
 
                 Settings.from_env().configure_logging()
                 run_stdio(self, auth=options.get("auth"))
             elif transport in ("http", "streamable-http"):
-                from ..transports.http import serve_http
+                from .transports.http_serve import serve_http
 
                 serve_http(self, host=host, port=port, **options)
             else:

@@ -32,8 +32,8 @@ from typing import Any, ClassVar
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-from ..protocol.errors import InvalidRequest, MCPError, ServerBusy
-from ..protocol.jsonrpc import encode_unread_error
+from ...protocol.errors import InvalidRequest, MCPError, ServerBusy
+from ...protocol.jsonrpc import encode_unread_error
 from .asgi import too_slow
 
 log = logging.getLogger("mcpkit.http")

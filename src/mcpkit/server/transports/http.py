@@ -1,7 +1,7 @@
 """Streamable HTTP (2026-07-28) as a raw ASGI app: no framework routing on the hot path.
 
     app = server.http_app()            # mount at any path in Starlette/FastAPI, or:
-    serve_http(server, port=8000)      # uvicorn (uvloop + httptools), 127.0.0.1 by default
+    server.run("http", port=8000)      # uvicorn (uvloop + httptools), 127.0.0.1 by default
 
 One POST carries one JSON-RPC message. The answer is JSON, or an SSE stream once the handler
 emits a notification (progress, log) before its result. Closing the stream cancels the handler
@@ -14,10 +14,10 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING, Any
 
-from ..protocol import jsonrpc
-from ..protocol.errors import InternalError, InvalidRequest, MCPError
-from ..protocol.jsonrpc import encode_error, encode_result
-from ..server.admission import MirroredHeaders, OpenSession, Refused, ServerRequest, admit
+from ...protocol import jsonrpc
+from ...protocol.errors import InternalError, InvalidRequest, MCPError
+from ...protocol.jsonrpc import encode_error, encode_result
+from ..admission import MirroredHeaders, OpenSession, Refused, ServerRequest, admit
 from .asgi import (
     SSE_HEADERS,
     BodyRefused,
@@ -39,9 +39,9 @@ from .http_listen import listen
 from .http_validation import HostPolicy
 
 if TYPE_CHECKING:
-    from ..server.auth.resource import BearerAuth
-    from ..server.legacy.registry import SessionRegistry
-    from ..server.server import Server
+    from ..auth.resource import BearerAuth
+    from ..legacy.registry import SessionRegistry
+    from ..server import Server
     from .legacy_http import HttpSession, LegacyHTTP
 
 log = logging.getLogger("mcpkit.http")
@@ -125,7 +125,7 @@ class StreamableHTTPApp:
             if self.auth is None:
                 await self._http(scope, receive, send)
                 return
-            from ..server.auth.access import current_access
+            from ..auth.access import current_access
 
             reset = current_access.set(None)  # the token is this request's only
             try:
@@ -337,13 +337,6 @@ class StreamableHTTPApp:
             if watcher is not None and not watcher.done():
                 watcher.cancel()
         await responder.finish(body, 200 if responder.streaming else status, extra)
-
-
-def serve_http(server: Server, **options: Any) -> None:
-    """Serve with uvicorn (see `mcpkit.transports.http_serve.serve_http`)."""
-    from .http_serve import serve_http as serve
-
-    serve(server, **options)
 
 
 async def _accepted(send: Send) -> None:

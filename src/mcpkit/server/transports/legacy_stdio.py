@@ -10,15 +10,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from ..protocol.errors import MCPError
-from ..protocol.jsonrpc import encode_error, encode_result
-from ..server.legacy.session import LegacySession
+from ...protocol.errors import MCPError
+from ...protocol.jsonrpc import encode_error, encode_result
+from ..legacy.session import LegacySession
 
 if TYPE_CHECKING:
     import asyncio
 
-    from ..server.admission import OpenSession
-    from ..server.server import Server
+    from ..admission import OpenSession
+    from ..server import Server
 
 
 class StdioOutbox:

@@ -20,18 +20,18 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ..protocol.errors import InvalidRequest, MCPError, SessionNotFound, TooManyInFlight
-from ..protocol.jsonrpc import encode_error, encode_result
-from ..protocol.versions import LEGACY_VERSIONS
-from ..server.admission import ClientNotification, ClientResponse, OpenSession, ServerRequest
-from ..server.legacy.registry import DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_SESSIONS, SessionRegistry
-from ..server.legacy.session import LegacySession
-from ..server.ownership import current_owner, owned
+from ...protocol.errors import InvalidRequest, MCPError, SessionNotFound, TooManyInFlight
+from ...protocol.jsonrpc import encode_error, encode_result
+from ...protocol.versions import LEGACY_VERSIONS
+from ..admission import ClientNotification, ClientResponse, OpenSession, ServerRequest
+from ..legacy.registry import DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_SESSIONS, SessionRegistry
+from ..legacy.session import LegacySession
+from ..ownership import current_owner, owned
 from .asgi import Receive, Send, cancel_on_disconnect, error_headers, send_json
 from .legacy_streams import EventStream, parse_event_id
 
 if TYPE_CHECKING:
-    from ..server.server import Server
+    from ..server import Server
 
 
 #: Finished streams kept per session for late resumption; requests in flight per session.

@@ -9,14 +9,14 @@ import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from ..protocol import jsonrpc
-from ..protocol.errors import UnsupportedProtocolVersion
-from ..protocol.jsonrpc import JSONObject, Notification, RequestId, Response
-from ..server.admission import Refused, ServerRequest
+from ...protocol import jsonrpc
+from ...protocol.errors import UnsupportedProtocolVersion
+from ...protocol.jsonrpc import JSONObject, Notification, RequestId, Response
+from ..admission import Refused, ServerRequest
 
 if TYPE_CHECKING:
-    from ..server.context import Emit
-    from ..server.server import Server
+    from ..context import Emit
+    from ..server import Server
 
 NotificationHandler = Callable[[Notification], Awaitable[None] | None]
 #: Sees every message the server produced: (request method, decoded message).
@@ -77,7 +77,7 @@ class MemoryTransport:
         self, request_id: RequestId, method: str, params: JSONObject
     ) -> AsyncIterator[JSONObject]:
         """A listen stream on the in-process server: acknowledgement, notifications, final result."""
-        from ..protocol.errors import MCPError
+        from ...protocol.errors import MCPError
 
         try:
             sub = self.server.open_subscription(self._admit(request_id, method, params))

@@ -1,5 +1,5 @@
 """Serving `StreamableHTTPApp` with uvicorn (uvloop + httptools when installed), loopback by
-default (TR-HTTP-04). Imported only when serving, so `mcpkit.transports.http` stays light."""
+default (TR-HTTP-04). Imported only when serving, so `mcpkit.server.transports.http` stays light."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from .http import StreamableHTTPApp
 from .tuning import tune_gc
 
 if TYPE_CHECKING:
-    from ..server.server import Server
+    from ..server import Server
 
 log = logging.getLogger("mcpkit.http")
 
@@ -45,7 +45,7 @@ def serve_http(
     413, ...) pass through."""
     import uvicorn
 
-    from ..server.settings import Settings
+    from ..settings import Settings
 
     settings = Settings.from_env()
     settings.configure_logging()

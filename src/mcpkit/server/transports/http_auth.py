@@ -6,12 +6,12 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import TYPE_CHECKING, Any
 
-from ..server.auth.access import InsufficientScope, current_access
-from ..server.auth.resource import AuthFailure
+from ..auth.access import InsufficientScope, current_access
+from ..auth.resource import AuthFailure
 
 if TYPE_CHECKING:
-    from ..protocol.errors import MCPError
-    from ..server.auth.resource import BearerAuth
+    from ...protocol.errors import MCPError
+    from ..auth.resource import BearerAuth
 
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 

@@ -17,10 +17,10 @@ import sys
 import threading
 from typing import TYPE_CHECKING, Any
 
-from ..protocol import jsonrpc
-from ..protocol.errors import InvalidRequest, MCPError
-from ..protocol.jsonrpc import encode_error, encode_result
-from ..server.admission import (
+from ...protocol import jsonrpc
+from ...protocol.errors import InvalidRequest, MCPError
+from ...protocol.jsonrpc import encode_error, encode_result
+from ..admission import (
     LEGACY,
     ClientNotification,
     ClientResponse,
@@ -31,8 +31,8 @@ from ..server.admission import (
 )
 
 if TYPE_CHECKING:
-    from ..server.auth.resource import EnvironmentAuth
-    from ..server.server import Server
+    from ..auth.resource import EnvironmentAuth
+    from ..server import Server
     from .legacy_stdio import StdioLegacy
 
 MAX_LINE = 16 * 1024 * 1024
@@ -228,7 +228,7 @@ def _feed_from_thread(
 
 async def serve_stdio(server: Server, auth: EnvironmentAuth | None = None) -> None:
     if auth is not None:
-        from ..server.auth.access import current_access
+        from ..auth.access import current_access
 
         # BASE-31: one credential for the whole connection, from the environment; every
         # request task inherits it.

@@ -7,8 +7,8 @@ import types
 from collections.abc import Awaitable, Callable, Coroutine, Generator, MutableMapping
 from typing import Any, TypeVar
 
-from ..protocol.errors import InvalidRequest, MCPError, ServerBusy
-from ..protocol.jsonrpc import encode_error, encode_unread_error
+from ...protocol.errors import InvalidRequest, MCPError, ServerBusy
+from ...protocol.jsonrpc import encode_error, encode_unread_error
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]

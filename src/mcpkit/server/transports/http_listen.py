@@ -6,14 +6,14 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING
 
-from ..protocol import jsonrpc
-from ..protocol.errors import MCPError
-from ..protocol.jsonrpc import encode_result
+from ...protocol import jsonrpc
+from ...protocol.errors import MCPError
+from ...protocol.jsonrpc import encode_result
 from .asgi import SSE_HEADERS, Receive, Send, cancel_on_disconnect, send_error
 
 if TYPE_CHECKING:
-    from ..server.admission import ServerRequest
-    from ..server.server import Server
+    from ..admission import ServerRequest
+    from ..server import Server
 
 
 async def listen(
