@@ -75,6 +75,11 @@ class HttpTransport:
         #: The proxy that HTTP(S)_PROXY / ALL_PROXY name for this URL, unless NO_PROXY skips it.
         self.proxy: str | None = None
 
+    @property
+    def http(self) -> aiohttp.ClientSession | None:
+        """The aiohttp session while started (None before `start` and after `close`)."""
+        return self._http
+
     async def start(self) -> None:
         if self._http is not None:
             return

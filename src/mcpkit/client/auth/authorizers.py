@@ -120,10 +120,8 @@ class LoopbackAuthorizer:
         site = web.TCPSite(runner, self.host, self.port)
         await site.start()
         if self.port == 0:
-            server = site._server
-            sockets = getattr(server, "sockets", None) or ()
-            for sock in sockets:
-                self.port = sock.getsockname()[1]
+            for address in runner.addresses:  # the port the system chose
+                self.port = address[1]
                 break
         self._runner = runner
 
