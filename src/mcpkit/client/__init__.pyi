@@ -1,5 +1,6 @@
 # The client's public API (see `mcpkit._lazy`).
 from .client import Client as Client
+from .connect import make_transport as make_transport
 from .errors import AuthorizationError as AuthorizationError
 from .errors import ClientError as ClientError
 from .errors import ConnectFailed as ConnectFailed
@@ -13,7 +14,6 @@ from .errors import TransportError as TransportError
 from .inputs import Elicitation as Elicitation
 from .inputs import NoHandler as NoHandler
 from .session import ClientSession as ClientSession
-from .session import make_transport as make_transport
 from .target import HttpTarget as HttpTarget
 from .target import StdioTarget as StdioTarget
 from .target import parse_target as parse_target

@@ -32,7 +32,10 @@ if TYPE_CHECKING:
 ACCEPTED = LEGACY_VERSIONS
 
 
-class LegacySession:
+class LegacyClientSession:
+    """The client's side of one 2025-11-25 session (the server's is
+    `mcpkit.server.legacy.LegacySession`)."""
+
     def __init__(
         self,
         transport: Transport,
