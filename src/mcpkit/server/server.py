@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, Unpack
 
 from .._version import __version__
-from ..protocol.content import Annotations, Icon, Implementation, ToolAnnotations
+from ..protocol.content import Icon, Implementation
 from ..protocol.errors import InternalError, MCPError, MethodNotFound
 from ..protocol.idempotency import IDEMPOTENCY_EXTENSION
 from ..protocol.jsonrpc import encode_error, encode_result
@@ -23,13 +23,14 @@ from .events import EventBus
 from .middleware import Call, CallNext, Middleware, chain
 from .mrtr import MrtrEngine
 from .prompts import Prompt
+from .registered import Described, ResourceOptions, ToolOptions
 from .request_state import StateSealer, StateStore
 from .resources import Resource, ResourceTemplate
 from .subscriptions import RESOURCE_UPDATED, Subscription, SubscriptionHub
 from .tasks import TaskStore
 from .tasks.methods import METHODS as TASK_METHODS
 from .tasks.methods import listened_tasks
-from .tools import TaskStart, TaskSupport, Tool
+from .tools import Tool
 from .uri_template import UriTemplate
 
 if TYPE_CHECKING:
@@ -155,27 +156,13 @@ class Server:
             self.add_middleware(mw)
 
     # -- registration ----------------------------------------------------------------------
-    def tool(
-        self,
-        name: str | None = None,
-        *,
-        title: str | None = None,
-        description: str | None = None,
-        input_schema: dict[str, Any] | None = None,
-        structured_output: bool | None = None,
-        annotations: ToolAnnotations | None = None,
-        icons: list[Icon] | None = None,
-        meta: dict[str, Any] | None = None,
-        scopes: Iterable[str] = (),
-        task: TaskSupport | None = None,
-        task_start: TaskStart = "call",
-        timeout: float | None = None,
-    ) -> Callable[[F], F]:
+    def tool(self, name: str | None = None, **options: Unpack[ToolOptions]) -> Callable[[F], F]:
         """Register a function as a tool; its signature is the input schema, its docstring the
-        description (Google, NumPy or Sphinx parameter sections document the parameters). With
-        `scopes`, only callers whose token holds all of them see and call it (403 otherwise).
-        With `timeout` (seconds), a call still running then is cancelled and answered as a
-        tool error.
+        description (Google, NumPy or Sphinx parameter sections document the parameters).
+        `options` (`ToolOptions`): `title`, `description`, `icons`, `meta`, `scopes` (only
+        callers whose token holds all of them see and call it; 403 otherwise), `input_schema`,
+        `structured_output`, `annotations`, `timeout` (seconds: a call still running then is
+        cancelled and answered as a tool error), `task` and `task_start`.
 
         `task="optional"` lets a call run as a task for clients that declare the tasks
         extension (others get the result synchronously); `task="required"` refuses clients
@@ -183,23 +170,7 @@ class Server:
         `ctx.run_as_task()` (input asked before that is multi round-trip input)."""
 
         def register(fn: F) -> F:
-            self.add_tool(
-                Tool(
-                    fn,
-                    name=name,
-                    title=title,
-                    description=description,
-                    input_schema=input_schema,
-                    structured_output=structured_output,
-                    annotations=annotations,
-                    icons=icons,
-                    meta=meta,
-                    scopes=scopes,
-                    task=task,
-                    task_start=task_start,
-                    timeout=timeout,
-                )
-            )
+            self.add_tool(Tool(fn, name=name, **options))
             return fn
 
         return register
@@ -238,37 +209,19 @@ class Server:
             self._changed("notifications/tools/list_changed")
 
     def resource(
-        self,
-        uri: str,
-        *,
-        name: str | None = None,
-        title: str | None = None,
-        description: str | None = None,
-        mime_type: str | None = None,
-        annotations: Annotations | None = None,
-        icons: list[Icon] | None = None,
-        meta: dict[str, Any] | None = None,
-        scopes: Iterable[str] = (),
+        self, uri: str, *, name: str | None = None, **options: Unpack[ResourceOptions]
     ) -> Callable[[F], F]:
-        """Register a resource; a URI with `{variables}` registers a resource template."""
+        """Register a resource; a URI with `{variables}` registers a resource template.
+        `options` (`ResourceOptions`): `title`, `description`, `mime_type`, `annotations`,
+        `icons`, `meta`, `scopes`."""
 
         def register(fn: F) -> F:
-            kw: dict[str, Any] = dict(
-                name=name,
-                title=title,
-                description=description,
-                mime_type=mime_type,
-                annotations=annotations,
-                icons=icons,
-                meta=meta,
-                scopes=scopes,
-            )
             if UriTemplate.is_template(uri):
-                self.templates.append(ResourceTemplate(fn, uri, **kw))
+                self.templates.append(ResourceTemplate(fn, uri, name=name, **options))
             else:
                 if uri in self.resources:
                     raise ValueError(f"a resource at {uri!r} is already registered")
-                self.resources[uri] = Resource(fn, uri, **kw)
+                self.resources[uri] = Resource(fn, uri, name=name, **options)
             self._changed("notifications/resources/list_changed")
             return fn
 
@@ -278,28 +231,12 @@ class Server:
         if self.resources.pop(uri, None) is not None:
             self._changed("notifications/resources/list_changed")
 
-    def prompt(
-        self,
-        name: str | None = None,
-        *,
-        title: str | None = None,
-        description: str | None = None,
-        icons: list[Icon] | None = None,
-        meta: dict[str, Any] | None = None,
-        scopes: Iterable[str] = (),
-    ) -> Callable[[F], F]:
-        """Register a prompt; its (string) parameters are the prompt's arguments."""
+    def prompt(self, name: str | None = None, **described: Unpack[Described]) -> Callable[[F], F]:
+        """Register a prompt; its (string) parameters are the prompt's arguments.
+        `described` (`Described`): `title`, `description`, `icons`, `meta`, `scopes`."""
 
         def register(fn: F) -> F:
-            p = Prompt(
-                fn,
-                name=name,
-                title=title,
-                description=description,
-                icons=icons,
-                meta=meta,
-                scopes=scopes,
-            )
+            p = Prompt(fn, name=name, **described)
             if p.name in self.prompts:
                 raise ValueError(f"a prompt named {p.name!r} is already registered")
             self.prompts[p.name] = p
