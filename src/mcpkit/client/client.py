@@ -17,7 +17,7 @@ import hashlib
 import itertools
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from types import EllipsisType, TracebackType
+from types import EllipsisType
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..protocol.idempotency import IDEMPOTENCY_KEY, advertised, choose_key
@@ -31,6 +31,7 @@ from .deadline import Deadline
 from .era import ERA_CACHE, LegacyStart, connect_era, server_info
 from .http_headers import call_headers
 from .inputs import ElicitationHandler, InputHandlers, RootsProvider, SamplingHandler
+from .lifecycle import AsyncResource
 from .mrtr import complete
 from .notifications import LogCallback, NotificationRouter, ProgressCallback, check_log_level
 from .output_schema import OutputValidator
@@ -46,7 +47,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("mcpkit.client")
 
 
-class Client(CatalogRequests):
+class Client(AsyncResource, CatalogRequests):
     def __init__(
         self,
         target: Any,
@@ -122,22 +123,6 @@ class Client(CatalogRequests):
         self._outputs = OutputValidator()
 
     # -- connection ------------------------------------------------------------------------
-    async def __aenter__(self) -> Client:
-        try:
-            await self.connect()
-        except BaseException:
-            await self.close()
-            raise
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.close()
-
     @property
     def _auth_key(self) -> str:
         """Private cache entries belong to the credentials in use (CACHE-11)."""
@@ -163,6 +148,10 @@ class Client(CatalogRequests):
             self.probe_timeout,
         )
         return self.info
+
+    async def open(self) -> ServerInfo:
+        """What `async with client:` does first: `connect()`."""
+        return await self.connect()
 
     async def close(self) -> None:
         if self.legacy is not None:

@@ -11,7 +11,7 @@ import asyncio
 import itertools
 import os
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from types import EllipsisType, TracebackType
+from types import EllipsisType
 from typing import Any, TypeVar
 
 from .._version import __version__
@@ -27,8 +27,9 @@ from ..protocol.versions import (
     META_PROTOCOL_VERSION,
 )
 from .connect import make_transport
-from .deadline import Deadline
-from .errors import ConnectionClosed, InvalidResponse, RequestTimeout, StreamBroken
+from .deadline import Deadline, no_response
+from .errors import ConnectionClosed, InvalidResponse, StreamBroken
+from .lifecycle import AsyncResource
 from .pages import Page, collect, read_page
 from .stdio import StderrMode
 from .transport import NotificationHandler, Transport
@@ -47,7 +48,7 @@ _KNOWN_RESULT_TYPES = frozenset({"complete", "input_required"})
 _REPEATS_EFFECTS = frozenset({"tools/call", "tasks/update"})
 
 
-class ClientSession:
+class ClientSession(AsyncResource):
     """Talks to one server. Use as `async with ClientSession(target) as client: ...`.
 
     `target` is a URL, a command (string or argv list) or a ready `Transport`. `timeout`
@@ -89,17 +90,9 @@ class ClientSession:
         self.log_level: str | None = None
         self._ids = itertools.count(1)
 
-    async def __aenter__(self) -> ClientSession:
+    async def open(self) -> None:
+        """What `async with session:` does first: start the transport."""
         await self.transport.start()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.close()
 
     async def close(self) -> None:
         await self.transport.close()
@@ -154,10 +147,7 @@ class ClientSession:
                     request_id = next(self._ids)  # same body: the same idempotency key
                     response = await self._exchange(request_id, method, body)
         except TimeoutError as exc:
-            if isinstance(exc, RequestTimeout):
-                raise
-            within = deadline.describe() if deadline is not None else f"within {limit} s"
-            raise RequestTimeout(f"{method} got no response {within}") from exc
+            no_response(method, exc, deadline, limit)
         if response.error is not None:
             raise error_from_wire(response.error)
         if response.id != request_id:

@@ -8,8 +8,8 @@ async with Host(config, model=make_model("anthropic:claude-sonnet-4-5")) as host
 from __future__ import annotations
 
 from dataclasses import replace
-from types import TracebackType
 
+from ..client.lifecycle import AsyncResource
 from .agent import Agent
 from .audit import AuditLog
 from .catalog import ToolSettings
@@ -27,7 +27,7 @@ from .supervision import LinkState, StateChange
 from .ui import HostUI
 
 
-class Host:
+class Host(AsyncResource):
     """A fleet of servers plus agents over it.
 
     `settings` default to the config's `"host"` object (start-up deadline, restart backoff,
@@ -80,24 +80,14 @@ class Host:
         )
         self._log = LogFile(self.settings.log) if self.settings.log is not None else None
 
-    async def __aenter__(self) -> Host:
+    async def open(self) -> None:
+        """What `async with host:` does first: start every server (within the start-up
+        deadline)."""
         if self._log is not None:
             self._log.open()
-        try:
-            await self.fleet.start(self.settings.startup_timeout)
-        except BaseException:
-            await self.fleet.close()
-            if self._log is not None:
-                self._log.close()
-            raise
-        return self
+        await self.fleet.start(self.settings.startup_timeout)
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def close(self) -> None:
         try:
             await self.fleet.close()
         finally:
