@@ -110,11 +110,15 @@ async def amain(n: int, rounds: int) -> None:
         return await call_next(call)
 
     with_mw.add_middleware(no_op)
+    traced = _traced_server() if front_door else None
+    traced_app = StreamableHTTPApp(traced, body_timeout=None) if traced is not None else None
     gc.collect()
     for _ in range(rounds):
         rec("ASGI app, whole request (HTTP path)", await bench_asgi(app, bodies))
         if NoWatcherApp is not None:
             rec("  same without the disconnect-watcher task", await bench_asgi(NoWatcherApp(server), bodies))
+        if traced_app is not None:
+            rec("  same, tracing on (batch exporter to nothing)", await bench_asgi(traced_app, bodies))
         if front_door:
             from mcpkit.server.admission import admit
 
@@ -122,6 +126,11 @@ async def amain(n: int, rounds: int) -> None:
                 return await server.answer(admit(server, line, None, None, None, None))
 
             rec("stdio path: line in, response bytes out", await bench_coro(stdio_path, [(b,) for b in bodies]))
+            if traced is not None:
+                async def traced_path(line: bytes) -> bytes:
+                    return await traced.answer(admit(traced, line, None, None, None, None))
+
+                rec("  same (stdio), tracing on (batch exporter to nothing)", await bench_coro(traced_path, [(b,) for b in bodies]))
             rec("  Server.admit (decode, era, _meta, version, shape)", bench_sync(server.admit, [(b,) for b in bodies]))
             rec("    jsonrpc.decode (orjson.loads + parse)", bench_sync(jsonrpc.decode, [(b,) for b in bodies]))
             from mcpkit.protocol.shapes import shapes_for
@@ -161,6 +170,46 @@ async def amain(n: int, rounds: int) -> None:
     print(f"µs per call, best of {rounds} rounds of {n} (python {__import__('sys').version.split()[0]}, uvloop)")
     for name, v in results.items():
         print(f"  {min(v):7.2f}  {name}")
+
+
+def _traced_server() -> Any:
+    """The bench server with telemetry on: spans batched to an exporter that drops them,
+    metrics recorded (exported every minute to nowhere). None without OpenTelemetry."""
+    try:
+        from opentelemetry.sdk.metrics import MeterProvider
+        from opentelemetry.sdk.metrics.export import MetricExporter, PeriodicExportingMetricReader
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
+        from mcpkit.telemetry import Telemetry
+    except ImportError:
+        return None
+
+    class Nowhere(SpanExporter):
+        def export(self, spans: Any) -> SpanExportResult:
+            return SpanExportResult.SUCCESS
+
+    class NoMetrics(MetricExporter):
+        def export(self, metrics_data: Any, timeout_millis: float = 0, **kw: Any) -> Any:
+            from opentelemetry.sdk.metrics.export import MetricExportResult
+
+            return MetricExportResult.SUCCESS
+
+        def force_flush(self, timeout_millis: float = 0) -> bool:
+            return True
+
+        def shutdown(self, timeout_millis: float = 0, **kw: Any) -> None:
+            return None
+
+    tracer_provider = TracerProvider()
+    tracer_provider.add_span_processor(BatchSpanProcessor(Nowhere()))
+    reader = PeriodicExportingMetricReader(NoMetrics(), export_interval_millis=60_000)
+    telemetry = Telemetry(tracer_provider, MeterProvider(metric_readers=[reader]))
+    server = build(2)
+    from mcpkit import Server
+
+    traced = Server("mcpkit-bench", telemetry=telemetry)
+    traced.tools = server.tools
+    return traced
 
 
 def main() -> None:

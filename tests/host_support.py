@@ -65,8 +65,10 @@ async def northwind_http(warehouse: Sequence[str] = WAREHOUSE) -> AsyncIterator[
         await stop(*procs)
 
 
-def child_pids(marker: str) -> list[int]:
-    """This process's children whose command line contains `marker` (Linux /proc)."""
+def child_pids(marker: str, parent: int | None = None) -> list[int]:
+    """The children of `parent` (default: this process) whose command line contains
+    `marker` (Linux /proc)."""
+    parent = os.getpid() if parent is None else parent
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -77,7 +79,7 @@ def child_pids(marker: str) -> list[int]:
         except OSError:
             continue
         ppid = int(stat.rsplit(")", 1)[1].split()[1])
-        if ppid == os.getpid() and marker in cmdline:
+        if ppid == parent and marker in cmdline:
             found.append(int(entry.name))
     return found
 

@@ -11,6 +11,7 @@ import itertools
 from pathlib import Path
 
 from mcpkit import Server, ToolAnnotations, ToolError
+from mcpkit.telemetry import span
 
 server = Server(
     "northwind-shipping", version="1.0", instructions="Track Northwind parcels by id (NW-####)."
@@ -50,7 +51,8 @@ async def track_parcel(parcel_id: str) -> dict[str, str]:
     Args:
         parcel_id: The parcel id printed on the shipping notice, such as NW-1042.
     """
-    parcel = PARCELS.get(parcel_id.strip().upper())
+    with span("parcels.lookup", parcel_id=parcel_id):  # joins the trace when telemetry is on
+        parcel = PARCELS.get(parcel_id.strip().upper())
     if parcel is None:
         raise ToolError(f"No parcel {parcel_id!r}; parcel ids look like NW-1042.")
     return {"parcel_id": parcel_id.upper(), **parcel}

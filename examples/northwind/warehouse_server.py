@@ -11,6 +11,7 @@ from __future__ import annotations
 import sys
 
 from mcpkit import Server, ToolAnnotations, ToolError
+from mcpkit.telemetry import span
 
 server = Server("northwind-warehouse", version="1.0")
 reservations = server.handles.kind(
@@ -29,9 +30,11 @@ async def get_stock(sku: str) -> dict[str, object]:
     Args:
         sku: The product's stock-keeping unit, such as KET-BLUE or MUG-SET.
     """
-    if sku not in STOCK:
+    with span("stock.lookup", sku=sku):  # joins the trace when telemetry is on
+        units = STOCK.get(sku)
+    if units is None:
         raise ToolError(f"Unknown SKU {sku!r}; known: {', '.join(sorted(STOCK))}.")
-    return {"sku": sku, "in_stock": STOCK[sku]}
+    return {"sku": sku, "in_stock": units}
 
 
 @server.tool(annotations=ToolAnnotations(destructive_hint=False, open_world_hint=False))

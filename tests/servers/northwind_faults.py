@@ -4,6 +4,7 @@
     python northwind_faults.py shipping-changed      # stdio: `track_parcel` says something new
     python northwind_faults.py late GATE             # stdio: starts serving once GATE is written
     python northwind_faults.py noisy                 # stdio: writes junk to stdout and stderr
+    python northwind_faults.py warehouse-recorded FILE PORT  # HTTP: each tools/call name → FILE
 
 The examples themselves are imported unchanged; the fault is added around them.
 """
@@ -16,6 +17,7 @@ import os
 import sys
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 from mcpkit import Server, ToolAnnotations
 
@@ -54,6 +56,23 @@ def warehouse_hang(port: int) -> None:
             return False
         return True
 
+    server.run("http", port=port)
+
+
+def warehouse_recorded(record: str, port: int) -> None:
+    """The warehouse, appending the name of every tool it is asked to run to `record`."""
+    server: Server = example("warehouse_server").server
+
+    def append(name: str) -> None:
+        with open(record, "a", encoding="utf-8") as f:
+            f.write(f"{name}\n")
+
+    async def recorder(call: Any, call_next: Any) -> Any:
+        if call.request.method == "tools/call":
+            append(str((call.request.params or {}).get("name")))
+        return await call_next(call)
+
+    server.add_middleware(recorder)
     server.run("http", port=port)
 
 
@@ -99,5 +118,7 @@ if __name__ == "__main__":
         late(rest[0])
     elif kind == "noisy":
         noisy()
+    elif kind == "warehouse-recorded":
+        warehouse_recorded(rest[0], int(rest[1]))
     else:
         raise SystemExit(f"unknown fault {kind!r}")

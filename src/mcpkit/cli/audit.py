@@ -51,7 +51,7 @@ def audit(
         style = "green" if outcome == "ok" else "yellow" if outcome == "denied" else "red"
         table.add_row(
             escape(str(r.get("time", "")).replace("T", " ").rstrip("Z")),
-            escape(str(r.get("agent") or "-")),
+            escape(" ".join(str(r[k]) for k in ("agent", "principal") if r.get(k)) or "-"),
             escape(f"{r.get('server')} > {r.get('tool')}"),
             escape(f"{r.get('decision')} ({r.get('by')})"),
             f"[{style}]{escape(outcome)}[/]",

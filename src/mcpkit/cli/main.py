@@ -25,6 +25,7 @@ from typer.core import TyperGroup
 from .._version import __version__
 from .arguments import split_command_tail
 from .errors import CLIError, describe, did_you_mean, one_line, show_tracebacks
+from .runtime import HostOpt, PortOpt
 
 __all__ = ["app", "main"]
 
@@ -147,13 +148,8 @@ def run(
     transport: Annotated[
         TransportName, typer.Option("--transport", "-T", help="How to serve.")
     ] = TransportName.stdio,
-    host: Annotated[
-        str | None, typer.Option(help="HTTP bind address [MCPKIT_HOST, else 127.0.0.1].")
-    ] = None,
-    port: Annotated[
-        int | None,
-        typer.Option(help="HTTP port, 1-65535 [MCPKIT_PORT, else 8000].", min=1, max=65535),
-    ] = None,
+    host: HostOpt = None,
+    port: PortOpt = None,
     log_level: Annotated[
         LogLevel | None,
         typer.Option(
@@ -205,6 +201,7 @@ def run(
 def _register_commands() -> None:
     from .audit import audit
     from .client_commands import call, discover, list_, prompt, read
+    from .gateway import gateway
     from .host import host, tools
     from .install import install
     from .lint import lint
@@ -223,6 +220,7 @@ def _register_commands() -> None:
     app.command("audit")(audit)
     app.command()(lint)
     app.command("ui")(ui)
+    app.command()(gateway)
 
 
 _register_commands()

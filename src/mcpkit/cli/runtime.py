@@ -21,6 +21,13 @@ ConfigOpt = Annotated[
         "--config", "-c", help="mcpServers JSON (default: .mcp.json, then Claude's config files)."
     ),
 ]
+HostOpt = Annotated[
+    str | None, typer.Option(help="HTTP bind address [MCPKIT_HOST, else 127.0.0.1].")
+]
+PortOpt = Annotated[
+    int | None,
+    typer.Option(help="HTTP port, 1-65535 [MCPKIT_PORT, else 8000].", min=1, max=65535),
+]
 PinsOpt = Annotated[
     Path | None,
     typer.Option("--pins", help="The tool pin file (default: the config's, else the state dir)."),

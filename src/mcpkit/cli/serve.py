@@ -85,7 +85,12 @@ def _is_mcpkit_server(obj: Any) -> bool:
     return isinstance(obj, Server)
 
 
-def _configure_logging(level: str) -> None:
+def _configure_logging(level: str, json: bool = False) -> None:
+    if json:  # MCPKIT_LOG_FORMAT=json: JSON lines with trace and request ids
+        from ..telemetry.logs import json_handler
+
+        logging.basicConfig(level=level.upper(), handlers=[json_handler()])
+        return
     logging.basicConfig(
         stream=sys.stderr, level=level.upper(), format="%(levelname)s %(name)s: %(message)s"
     )
@@ -122,7 +127,7 @@ def serve(
     server = load_server(spec)
     if transport == "http":
         check_port(host, port)
-    _configure_logging(log_level)
+    _configure_logging(log_level, json=settings.log_format == "json")
     if not quiet:
         print(start_line(server, transport, host, port), file=sys.stderr, flush=True)
     options: dict[str, Any] = {"host": host, "port": port}

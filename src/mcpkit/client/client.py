@@ -23,7 +23,9 @@ from typing import TYPE_CHECKING, Any, Literal
 from ..protocol.idempotency import IDEMPOTENCY_KEY, advertised, choose_key
 from ..protocol.jsonrpc import JSONObject, Notification
 from ..protocol.tasks import TASKS_EXTENSION
+from ..protocol.tracecontext import trace_meta_problem
 from ..protocol.versions import META_LOG_LEVEL
+from ..telemetry.config import resolve as resolve_telemetry
 from .cache import ResultCache
 from .catalog import CatalogRequests
 from .connect import Era, era_key, make_transport
@@ -41,8 +43,10 @@ from .subscription import Subscription, listen_filter, listen_stream, traced
 from .types import CallResult, ServerInfo, Tool
 
 if TYPE_CHECKING:
+    from ..telemetry.config import Telemetry
     from .auth.oauth import OAuth
     from .legacy import LegacyClientSession
+    from .telemetry import ClientTelemetry
 
 log = logging.getLogger("mcpkit.client")
 
@@ -73,6 +77,7 @@ class Client(AsyncResource, CatalogRequests):
         log_level: str | None = None,
         extensions: Mapping[str, JSONObject] | None = None,
         trace: Trace | None = None,
+        telemetry: bool | Telemetry | None = None,
     ) -> None:
         """`auth`: an `mcpkit.client.auth.OAuth` for servers that answer 401 (HTTP only; a stdio
         server takes credentials from its environment, `env`, as the spec says: BASE-31).
@@ -83,7 +88,9 @@ class Client(AsyncResource, CatalogRequests):
         a 2025-11-25 session); they reach `on_log`. None: modern servers send none.
         `extensions`: more extensions to declare (id → settings, VER-07), e.g. MCP Apps.
         `trace`: sees every JSON-RPC message as sent or received (`"send"`/`"recv"`), for
-        inspectors; it must not block."""
+        inspectors; it must not block.
+        `telemetry`: an OpenTelemetry span per request sent, its context in `_meta`
+        (`mcpkit[otel]`); None follows `MCPKIT_TELEMETRY`. See `mcpkit.telemetry`."""
         check_log_level(log_level)
         self.handlers = InputHandlers(elicitation, sampling, roots, url_elicitation=url_elicitation)
         self.cache = ResultCache() if cache else None
@@ -100,6 +107,14 @@ class Client(AsyncResource, CatalogRequests):
             on_notification=self.notes,
             auth=auth,
         )
+        #: Spans and metrics; None when telemetry is off (the request path is then untouched).
+        self.telemetry: ClientTelemetry | None = None
+        config = resolve_telemetry(telemetry)
+        if config is not None:
+            from .telemetry import ClientTelemetry
+
+            self.telemetry = ClientTelemetry(config, self.transport, self._session_version)
+            self.transport.request = self.telemetry.wrap(self.transport.request)  # type: ignore[method-assign,assignment]
         self.requested_era = era
         self.timeout = timeout
         self.max_input_rounds = max_input_rounds
@@ -131,14 +146,22 @@ class Client(AsyncResource, CatalogRequests):
             return self._headers_key
         return self._headers_key + auth.cache_key()  # type: ignore[no-any-return]
 
+    def _session_version(self) -> str | None:
+        return self.legacy.protocol_version if self.legacy is not None else None
+
     @property
     def era(self) -> Era | None:
         return self.info.era if self.info is not None else None  # type: ignore[return-value]
 
     async def connect(self) -> ServerInfo:
         """Start the transport and learn the server's era (every step has a deadline)."""
+        if self.telemetry is not None and self.telemetry.config.uses_globals:
+            from ..telemetry.setup import ensure_configured
+
+            ensure_configured(self.telemetry.config.service_name or "mcpkit-client")
         await self.transport.start()
-        legacy = LegacyStart(self.transport, self.handlers, self.notes, self.extensions)
+        opened = self.telemetry.instrument_session if self.telemetry is not None else None
+        legacy = LegacyStart(self.transport, self.handlers, self.notes, self.extensions, opened)
         self.info, self.legacy = await connect_era(
             era_key(self.transport),
             self.requested_era,
@@ -169,12 +192,15 @@ class Client(AsyncResource, CatalogRequests):
         use_cache: bool = True,
         max_timeout: float | None = None,
         log_level: str | None = None,
+        raw: bool = False,
     ) -> JSONObject:
         """Any request; fulfils input the server asks for; returns the final result object.
 
         `timeout` (default: the client's) bounds each request sent. With `max_timeout`, every
         progress notification restarts that timeout, up to `max_timeout` seconds in all (CANC-08).
-        `log_level` overrides the client's for this request."""
+        `log_level` overrides the client's for this request. `raw`: return the server's first
+        answer as it is, `input_required` or `task` included (for a proxy that passes it on;
+        a legacy session's real requests still go to the input handlers)."""
         body: JSONObject = dict(params or {})
         if log_level is not None:
             check_log_level(log_level)
@@ -200,6 +226,10 @@ class Client(AsyncResource, CatalogRequests):
                     body,
                     timeout=self.timeout if timeout is ... else timeout,
                     deadline=deadline,
+                )
+            elif raw:
+                result = await self.session.request(
+                    method, body, timeout=timeout, deadline=deadline
                 )
             else:
                 rounds = self.max_input_rounds
@@ -261,6 +291,10 @@ class Client(AsyncResource, CatalogRequests):
         tool once per key. `result.idempotency_key` is the key to retry with. `meta`: extra
         `_meta` keys (your own prefixes: BASE-43). `headers`: extra HTTP headers (not the MCP
         ones). `log_level`: this call's server logs at or above it reach `on_log` (LOG-03/04)."""
+        if meta:
+            problem = trace_meta_problem(meta)
+            if problem is not None:
+                raise ValueError(problem)
         params: JSONObject = {"name": name, "arguments": dict(arguments or {})}
         key = None if idempotency_key is None else choose_key(idempotency_key)
         if meta or key is not None:

@@ -32,6 +32,7 @@ from .models.base import ModelAdapter
 from .resources import ResourceIndex
 from .results import DEFAULT_RESULT_TOKENS, ResultStore, fit
 from .search import ToolDoc
+from .telemetry import OFF, CallRecord, HostTelemetry
 from .tokens import SpecTokens, counter_for
 from .ui import HostUI
 
@@ -69,8 +70,11 @@ class Agent:
         audit: AuditLog | None = None,
         tools: ToolSettings | None = None,
         on_call: OnCall | None = None,
+        telemetry: HostTelemetry | None = None,
     ) -> None:
         self.fleet = fleet
+        #: Spans per turn, round, model call and tool call (`OFF`: no-ops).
+        self.telemetry = telemetry or OFF
         self.model = model
         self.ui = ui
         self.policy = policy or ConsentPolicy()
@@ -98,23 +102,33 @@ class Agent:
         `shown`; returns the model's final answer."""
         self.ui.user(shown)
         self.history.extend(messages)
-        for _ in range(self.max_rounds):
-            # Between rounds: list_changed, expired catalogues, servers down, up or late.
-            await self.fleet.refresh()
-            reply: AssistantMessage = await self.model.complete(
-                self._system(), self.history, await self.tools()
-            )
-            self.history.append(reply)
-            if reply.text:
-                self.ui.assistant(reply.text)
-            if not reply.tool_calls:
-                return reply.text
-            # Parallel where the model asked for several calls at once.
-            results = await asyncio.gather(*(self._run(call) for call in reply.tool_calls))
-            self.history.append(ToolResults(list(results)))
+        with self.telemetry.turn(self.name):
+            for number in range(1, self.max_rounds + 1):
+                with self.telemetry.round(number):
+                    reply = await self._round()
+                if reply is not None:
+                    return reply
         note = f"Stopped: this turn reached its limit of {self.max_rounds} model rounds."
         self.ui.warn(note)
         return note
+
+    async def _round(self) -> str | None:
+        """One model call and the tool calls it asks for; the final answer, if it is one."""
+        # Between rounds: list_changed, expired catalogues, servers down, up or late.
+        await self.fleet.refresh()
+        system, tools = self._system(), await self.tools()
+        with self.telemetry.model_call() as record:
+            reply: AssistantMessage = await self.model.complete(system, self.history, tools)
+            record.replied(reply.stop_reason, reply.usage)
+        self.history.append(reply)
+        if reply.text:
+            self.ui.assistant(reply.text)
+        if not reply.tool_calls:
+            return reply.text
+        # Parallel where the model asked for several calls at once.
+        results = await asyncio.gather(*(self._run(call) for call in reply.tool_calls))
+        self.history.append(ToolResults(list(results)))
+        return None
 
     def _system(self) -> str | None:
         """The system prompt, trusted servers' instructions, and the host's notes on tools
@@ -141,6 +155,13 @@ class Agent:
         return self.catalog.offer() + self.host_tools.specs()
 
     async def _run(self, call: ToolCall) -> ToolResult:
+        with self.telemetry.tool_call(call.name, call.id) as record:
+            result = await self._call(call, record)
+            if record.outcome is None:
+                record.finished("error" if result.is_error else "ok")
+            return result
+
+    async def _call(self, call: ToolCall, record: CallRecord) -> ToolResult:
         if self.host_tools.handles(call.name):
             own = PendingCall(call.name, "host", call.name, call.arguments, {}, True, call.id)
             if call.name != READ_RESOURCE:  # that one asks like a call to its server
@@ -152,7 +173,7 @@ class Agent:
         if target is None or not self.catalog.callable(call.name):
             return _error(call.id, f"There is no tool named {call.name!r}.")
         arguments = target.schema.to_server(call.arguments)
-        return await self.perform(target, call.name, call.id, arguments)
+        return await self.perform(target, call.name, call.id, arguments, record=record)
 
     async def perform(
         self,
@@ -162,11 +183,19 @@ class Agent:
         arguments: dict[str, Any],
         *,
         caller: str = "model",
+        record: CallRecord | None = None,
     ) -> ToolResult:
         """One call to a server's tool under this agent's rules (host-owned fields, consent,
         `on_call`, deadline, audit, output budget), whoever asked for it: the model, or an
-        MCP App through the web UI (`caller`, as the audit trail names it)."""
+        MCP App through the web UI (`caller`, as the audit trail names it). `record`: the
+        model's tool call span; a call without one (an app's) gets a span of its own."""
+        if record is None:
+            with self.telemetry.tool_call(alias, call_id) as record:
+                return await self.perform(
+                    target, alias, call_id, arguments, caller=caller, record=record
+                )
         link, tool = target.link, target.tool
+        record.target(link.name, tool.name)
         pending = PendingCall(
             alias,
             link.name,
@@ -183,14 +212,18 @@ class Agent:
             # Identity and similar fields come from configuration and credentials, never the model.
             self.ui.warn(f"refused {alias}: the {caller} tried to set host-owned {owned}")
             audit.decided("deny", "host-owned")
+            self.telemetry.consent(link.name, tool.name, "deny", "host-owned")
             audit.finished("denied")
+            record.finished("denied")
             return _error(
                 call_id,
                 f"The host refused this call: {', '.join(owned)} can only be set by the host.",
             )
         ruling = await self._consent(pending)
         audit.decided(ruling.decision.value, ruling.by)
+        self.telemetry.consent(link.name, tool.name, ruling.decision.value, ruling.by)
         if ruling.decision is Decision.DENY:
+            record.finished("denied")
             result = _error(
                 call_id,
                 _REFUSED.get(ruling.by, "The host's consent rules do not allow this tool call."),
@@ -206,6 +239,7 @@ class Agent:
             except HookRefused as exc:
                 self.ui.warn(f"refused {alias}: {exc}")
                 audit.finished("denied")
+                record.finished("denied")
                 return _error(call_id, f"The host refused this call: {exc}")
         done = await invoke(target, pending, self.ui, extras)
         if done.raw is None:
@@ -218,6 +252,7 @@ class Agent:
                 call_id, fitted.model, done.raw.is_error, fitted.user_only, done.raw.raw
             )
         audit.finished(done.kind, (done.error or _first_line(result)) if result.is_error else None)
+        record.finished(done.kind)
         self.ui.tool_result(pending, result)
         return result
 

@@ -52,6 +52,8 @@ class AuditRecord:
     outcome: str = ""
     duration_ms: float = 0.0
     error: str | None = None
+    #: Who called, behind `mcpkit gateway` (the front token's principal); None in a host.
+    principal: str | None = None
 
 
 class CallAudit:
@@ -87,12 +89,19 @@ class AuditLog:
 
 
 def start_audit(
-    log: AuditLog | None, agent: str | None, server: str, tool: str, call: str, arguments: Any
+    log: AuditLog | None,
+    agent: str | None,
+    server: str,
+    tool: str,
+    call: str,
+    arguments: Any,
+    principal: str | None = None,
 ) -> CallAudit:
     """A recorder for one call; with no log it records nothing."""
     if log is None:
         return CallAudit(None, AuditRecord("", agent, server, tool, call, ""))
-    return CallAudit(log, AuditRecord(_now(), agent, server, tool, call, digest(arguments)))
+    record = AuditRecord(_now(), agent, server, tool, call, digest(arguments), principal=principal)
+    return CallAudit(log, record)
 
 
 def read_audit(path: str | Path) -> Iterator[dict[str, Any]]:

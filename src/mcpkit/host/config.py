@@ -54,6 +54,13 @@ class ServerConfig:
     #: `consent` rules for this server's tools (their own names), and per-tool `timeouts`.
     consent: ConsentRules = field(default_factory=ConsentRules)
     deadlines: ToolDeadlines | None = None
+    #: W3C baggage goes to this server in `_meta` (telemetry on): trusted servers get it,
+    #: others only with `"baggage": true` (baggage can carry user ids, tenants, flags).
+    baggage: bool | None = None
+
+    @property
+    def forwards_baggage(self) -> bool:
+        return self.trusted if self.baggage is None else self.baggage
 
     def deadline(self, tool: str) -> Deadline:
         """How long a call to `tool` may take (`timeouts`, else the server's `timeout`)."""
@@ -76,6 +83,8 @@ class HostConfig:
     servers: dict[str, ServerConfig]
     source: str | None = None
     raw: Mapping[str, Any] = field(default_factory=dict)
+    #: The environment `${VAR}` expanded from (other sections expand from it too).
+    env: Mapping[str, str] | None = None
 
 
 def expand(value: Any, env: Mapping[str, str], where: str) -> Any:
@@ -121,7 +130,7 @@ def parse_config(
     clash = sorted({p for p in prefixes if prefixes.count(p) > 1})
     if clash:
         raise ConfigError(f'{source}: tool-name prefixes {clash} are used twice (check "alias")')
-    return HostConfig(servers, source, data)
+    return HostConfig(servers, source, data, environ)
 
 
 def _server(name: str, e: dict[str, Any], where: str) -> ServerConfig:
@@ -141,6 +150,7 @@ def _server(name: str, e: dict[str, Any], where: str) -> ServerConfig:
         "timeout": timeout,
         "auth": e.get("auth") or {},
         "alias": _alias(e.get("alias"), where),
+        "baggage": _bool(e, "baggage", where) if "baggage" in e else None,
         **runtime,
     }
     if "url" in e or kind in ("http", "streamable-http", "sse"):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..client import Tool
 from .apps import for_model
@@ -21,6 +22,9 @@ from .link import ClientFeatures, ServerLink
 from .models.base import ModelAdapter
 from .naming import ToolNames
 from .pins import PinChange, ToolPins
+
+if TYPE_CHECKING:
+    from ..telemetry.config import Telemetry
 from .schemas import AdaptedSchema, adapt, without
 from .supervision import LinkState, StateChange
 from .ui import HostUI
@@ -49,6 +53,7 @@ class Fleet:
         servers: list[str] | None = None,
         restart: Backoff | None = None,
         features: ClientFeatures | None = None,
+        telemetry: Telemetry | None = None,
     ) -> None:
         names = servers if servers is not None else list(config.servers)
         unknown = [n for n in names if n not in config.servers]
@@ -66,6 +71,7 @@ class Fleet:
                 restart=restart,
                 on_change=self._changed,
                 features=features,
+                telemetry=telemetry,
             )
             for n in names
         }

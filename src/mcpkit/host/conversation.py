@@ -32,6 +32,8 @@ class AssistantMessage:
     text: str = ""
     tool_calls: list[ToolCall] = field(default_factory=list)
     stop_reason: str | None = None
+    #: Tokens the provider reported for this call: (input, output); None when it did not.
+    usage: tuple[int, int] | None = None
 
 
 @dataclass(slots=True)

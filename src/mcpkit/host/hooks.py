@@ -10,7 +10,8 @@
 The hook may be sync or async and return None to add nothing. It adds `_meta` keys, HTTP
 headers (Streamable HTTP servers only; stdio has none) and values of the server's `hostOwned`
 arguments. It cannot take over what the protocol owns: `_meta` keys under an MCP prefix
-(`io.modelcontextprotocol/…`, `…mcp/…`) or `progressToken` (BASE-40..44), malformed keys
+(`io.modelcontextprotocol/…`, `…mcp/…`), `progressToken` (BASE-40..44), trace context
+(`traceparent`, `tracestate`, `baggage`: the telemetry's, BASE-53), malformed keys
 (BASE-41/44), or the headers the transport sets and mirrors (`MCP-Protocol-Version`,
 `Mcp-Method`, `Mcp-Name`, `Mcp-Param-*`: TR-HDR-01..12, plus the connection's own). Such a call
 is refused before anything reaches the server.
@@ -23,6 +24,8 @@ import re
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from ..protocol.tracecontext import TRACE_KEYS
 
 _LABEL = r"[A-Za-z](?:[A-Za-z0-9-]*[A-Za-z0-9])?"
 _PREFIX = re.compile(rf"^{_LABEL}(?:\.{_LABEL})*/$")  # BASE-41
@@ -83,6 +86,11 @@ def meta_key_problem(key: str) -> str | None:
         return f"_meta key {key!r} has a malformed name (BASE-44)"
     if not slash and key in _RESERVED_NAMES:
         return f"_meta key {key!r} is the protocol's (BASE-40)"
+    if not slash and key in TRACE_KEYS:
+        return (
+            f"_meta key {key!r} is trace context, set by the host's telemetry from the "
+            "current OpenTelemetry context (BASE-53)"
+        )
     return None
 
 

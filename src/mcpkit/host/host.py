@@ -8,8 +8,10 @@ async with Host(config, model=make_model("anthropic:claude-sonnet-4-5")) as host
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from ..client.lifecycle import AsyncResource
+from ..telemetry.config import resolve as resolve_telemetry
 from .agent import Agent
 from .audit import AuditLog
 from .catalog import ToolSettings
@@ -23,6 +25,10 @@ from .models import ModelAdapter
 from .pins import ToolPins
 from .settings import HostSettings, agent_consent, agent_tools
 from .ui import HostUI
+
+if TYPE_CHECKING:
+    from ..telemetry.config import Telemetry
+    from .telemetry import HostTelemetry
 
 
 class Host(AsyncResource):
@@ -46,9 +52,13 @@ class Host(AsyncResource):
         audit: AuditLog | None = None,
         on_call: OnCall | None = None,
         features: ClientFeatures | None = None,
+        telemetry: bool | Telemetry | None = None,
     ) -> None:
         """`on_call`: called before each tool call to add per-user `_meta`, headers or
-        host-owned argument values (see `mcpkit.host.hooks`)."""
+        host-owned argument values (see `mcpkit.host.hooks`).
+        `telemetry`: OpenTelemetry spans for each turn, round, model call and tool call, and
+        the clients' (`mcpkit[otel]`); None follows `MCPKIT_TELEMETRY`. Baggage goes only to
+        trusted servers and those whose entry says `"baggage": true`."""
         if ui is None:
             from .terminal import TerminalUI
 
@@ -66,6 +76,12 @@ class Host(AsyncResource):
             audit = AuditLog(self.settings.audit)
         self.audit = audit
         self.on_call = on_call
+        config_telemetry = resolve_telemetry(telemetry)
+        self.telemetry: HostTelemetry | None = None
+        if config_telemetry is not None:
+            from .telemetry import HostTelemetry
+
+            self.telemetry = HostTelemetry(config_telemetry, model.name)
         self.fleet = Fleet(
             config,
             ui,
@@ -75,12 +91,17 @@ class Host(AsyncResource):
             servers=servers,
             restart=self.settings.restart,
             features=features,
+            telemetry=config_telemetry,
         )
         self._log = LogFile(self.settings.log) if self.settings.log is not None else None
 
     async def open(self) -> None:
         """What `async with host:` does first: start every server (within the start-up
         deadline)."""
+        if self.telemetry is not None and self.telemetry.config.uses_globals:
+            from ..telemetry.setup import ensure_configured
+
+            ensure_configured(self.telemetry.config.service_name or "mcpkit-host")
         if self._log is not None:
             self._log.open()
         await self.fleet.start(self.settings.startup_timeout)
@@ -117,4 +138,5 @@ class Host(AsyncResource):
             tools=tools or agent_tools(self.config, name),
             on_call=self.on_call,
             max_tool_tokens=max_tool_tokens,
+            telemetry=self.telemetry,
         )

@@ -9,8 +9,8 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
 
 from ..client import Client, ClientError, Tool
 from ..client.errors import AuthorizationError
@@ -27,6 +27,9 @@ from .models.base import ModelAdapter
 from .pins import PinChange, ToolPins
 from .supervision import LinkState, StateChange, connection_lost, describe
 from .ui import HostUI
+
+if TYPE_CHECKING:
+    from ..telemetry.config import Telemetry
 
 log = logging.getLogger("mcpkit.host")
 
@@ -59,9 +62,17 @@ class ServerLink:
         restart: Backoff | None = None,
         on_change: Callable[[ServerLink, StateChange], None] | None = None,
         features: ClientFeatures | None = None,
+        telemetry: Telemetry | None = None,
     ) -> None:
         self.config = config
         self.features = features or ClientFeatures()
+        #: The client's telemetry: baggage only where the config allows it (and the host's
+        #: `Telemetry(baggage=False)` keeps it from every server).
+        self.telemetry = (
+            replace(telemetry, baggage=telemetry.baggage and config.forwards_baggage)
+            if telemetry is not None
+            else False
+        )
         self.name = config.name
         self.ui = ui
         self.policy = policy
@@ -223,6 +234,7 @@ class ServerLink:
             trace=self._trace if self.features.trace is not None else None,
             log_level=self.log_level,
             on_log=self._log if self.log_level is not None else None,
+            telemetry=self.telemetry,
         )
         self.client = client
         await client.__aenter__()

@@ -216,6 +216,8 @@ def admit(
         try:
             return _request(server, msg, http, session, emit, outbox)
         except MCPError as exc:
+            if server.telemetry is not None:  # refused at the door: a span all the same
+                server.telemetry.refused(msg, exc, session.id if session is not None else None)
             raise Refused(exc, msg.id) from None
     if kind is Notification:
         assert isinstance(msg, Notification)

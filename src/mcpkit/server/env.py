@@ -46,6 +46,14 @@ def _level(text: str) -> str:
     return lowered
 
 
+def _format(text: str) -> str:
+    """one of text, json"""
+    lowered = text.strip().lower()
+    if lowered not in ("text", "json"):
+        raise ValueError
+    return lowered
+
+
 def _seconds(text: str) -> float | None:
     """a number of seconds above 0 (or empty for none)"""
     if not text.strip():
@@ -68,6 +76,8 @@ _PARSERS: dict[str, Callable[[str], Any]] = {
     "host": _str,
     "port": _int(0, 65535),
     "log_level": _level,
+    "log_format": _format,
+    "telemetry": _bool,
     "max_body_bytes": _int(1),
     "max_sessions": _int(1),
     "mask_errors": _bool,
@@ -79,6 +89,8 @@ DEFAULTS: dict[str, Any] = {
     "host": "127.0.0.1",
     "port": 8000,
     "log_level": None,
+    "log_format": "text",
+    "telemetry": False,
     "max_body_bytes": None,
     "max_sessions": None,
     "mask_errors": True,

@@ -293,6 +293,10 @@ def _completion(value: Any) -> dict[str, Any]:
     return out
 
 
+#: For method handlers outside this module (a gateway's reads): run `run(ctx)` with the
+#: request's Context, answering `input_required` when it asks for input (MRTR).
+with_inputs = _with_inputs
+
 METHODS: dict[str, Handler] = {
     "server/discover": discover,
     "tools/list": _lister("tools/list"),

@@ -14,6 +14,8 @@ from ..protocol.idempotency import IDEMPOTENCY_EXTENSION
 from ..protocol.jsonrpc import encode_error, encode_result
 from ..protocol.tasks import TASKS_EXTENSION
 from ..protocol.versions import LEGACY_VERSIONS, META_SERVER_INFO, MODERN_VERSIONS
+from ..telemetry.config import TelemetryError
+from ..telemetry.config import resolve as resolve_telemetry
 from . import admission, methods
 from .admission import Admission, MirroredHeaders, ServerRequest
 from .caching import DEFAULT_CACHE, CacheHint
@@ -23,6 +25,7 @@ from .events import EventBus
 from .middleware import Call, CallNext, Middleware, chain
 from .mrtr import MrtrEngine
 from .prompts import Prompt
+from .readiness import Readiness
 from .registered import Described, ResourceOptions, ToolOptions
 from .request_state import StateSealer, StateStore
 from .resources import Resource, ResourceTemplate
@@ -35,10 +38,13 @@ from .uri_template import UriTemplate
 
 if TYPE_CHECKING:
     from ..protocol.jsonrpc import Notification
+    from ..telemetry.config import Telemetry
     from .handles import Handles, HandleStore
     from .health import Health
     from .idempotency import IdempotencyStore
     from .legacy.session import LegacySession, Outbox
+    from .mount import Mount
+    from .telemetry import ServerTelemetry
     from .transports.http import StreamableHTTPApp
     from .transports.memory import MemoryTransport
 
@@ -88,7 +94,10 @@ class Server:
         mask_errors: bool | None = None,
         handles: HandleStore | None = None,
         idempotency: IdempotencyStore | None = None,
+        telemetry: bool | Telemetry | None = None,
     ) -> None:
+        """`telemetry`: OpenTelemetry spans and metrics for every request (`mcpkit[otel]`);
+        None follows `MCPKIT_TELEMETRY` (off when unset). See `mcpkit.telemetry`."""
         self.info = Implementation(name, version, title=title, website_url=website_url, icons=icons)
         self.instructions = instructions
         #: Versions served statelessly (per-request `_meta`).
@@ -152,8 +161,23 @@ class Server:
         self.tool_timeout: float | None = read_setting("tool_timeout")
         self.middleware: list[Middleware] = []
         self._chain: CallNext | None = None
+        #: `/readyz`: the checks this instance must pass to get traffic, and draining.
+        self.readiness = Readiness()
+        #: Spans and metrics (first in the middleware chain); None when telemetry is off.
+        self.telemetry: ServerTelemetry | None = None
+        config = resolve_telemetry(telemetry)
+        if config is not None:
+            from .telemetry import ServerTelemetry
+
+            self.telemetry = ServerTelemetry(self, config)
         for mw in middleware:
             self.add_middleware(mw)
+        if self.telemetry is not None and self._chain is None:
+            self._chain = chain([self.telemetry], self._endpoint)
+        #: Servers mounted here (`mount`), and who hears this server's changes synchronously
+        #: as `(method, params)` (a parent it is mounted in).
+        self.mounts: list[Mount] = []
+        self.change_listeners: list[Callable[[str, dict[str, Any] | None], None]] = []
 
     # -- registration ----------------------------------------------------------------------
     def tool(self, name: str | None = None, **options: Unpack[ToolOptions]) -> Callable[[F], F]:
@@ -253,11 +277,33 @@ class Server:
         """Register the `completion/complete` handler: `(ref, argument, context) -> list[str]`."""
 
         def register(fn: F) -> F:
-            self.completer = fn
+            from .mount import MountedCompletions
+
+            if isinstance(self.completer, MountedCompletions):
+                self.completer.own = fn  # mounted servers keep completing their own refs
+            else:
+                self.completer = fn
             self.list_cache.clear()
             return fn
 
         return register
+
+    def mount(self, other: Server, prefix: str) -> None:
+        """Serve `other`'s tools, prompts, resources, templates and completions as this
+        server's: names become `prefix__name`, URIs `prefix+scheme:...` (`mcpkit.server.prefixes`).
+        Later changes to `other` follow, with their list_changed notifications."""
+        from .mount import Mount
+
+        Mount(self, other, prefix).attach()
+
+    @classmethod
+    def proxy(cls, target: Any, **options: Any) -> Server:
+        """A server that forwards everything to `target` (a URL, a command, an `mcpServers`
+        entry, or a `Server`), either era, either transport: `mcpkit.gateway.proxy`, which
+        lives above the server and the client (this is a shortcut to it)."""
+        from ..gateway import proxy
+
+        return proxy(target, **options)
 
     # -- change notifications (delivered to subscriptions/listen streams) --------------------
     def _changed(self, method: str) -> None:
@@ -269,6 +315,8 @@ class Server:
             for x in group
         ) or any(t.scopes for t in self.templates)
         self.subscriptions.publish(method)
+        for listener in self.change_listeners:
+            listener(method, None)
 
     def notify_tools_changed(self) -> None:
         self._changed("notifications/tools/list_changed")
@@ -281,6 +329,8 @@ class Server:
 
     def notify_resource_updated(self, uri: str) -> None:
         self.subscriptions.publish(RESOURCE_UPDATED, {"uri": uri}, uri=uri)
+        for listener in self.change_listeners:
+            listener(RESOURCE_UPDATED, {"uri": uri})
 
     # -- protocol --------------------------------------------------------------------------
     def capabilities(self) -> dict[str, Any]:
@@ -335,7 +385,8 @@ class Server:
     def add_middleware(self, middleware: Middleware) -> None:
         """Append a middleware (innermost so far): `async (call, call_next) -> result`."""
         self.middleware.append(middleware)
-        self._chain = chain(self.middleware, self._endpoint)
+        first = [self.telemetry] if self.telemetry is not None else []
+        self._chain = chain([*first, *self.middleware], self._endpoint)
 
     async def answer(self, request: ServerRequest) -> bytes:
         """The response bytes of one admitted request (message transports: stdio, memory)."""
@@ -374,15 +425,24 @@ class Server:
 
         return Health(bus=self.subscriptions.bus.health())
 
+    def _bus_ready(self) -> bool:
+        return self.health().ready
+
     # -- serving ---------------------------------------------------------------------------
     async def startup(self) -> None:
         """Called by transports when serving begins: enters the `lifespan` (once) and connects
         the event bus."""
+        if self.telemetry is not None and self.telemetry.config.uses_globals:
+            from ..telemetry.setup import ensure_configured
+
+            ensure_configured(self.telemetry.config.service_name or self.info.name)
         if self.lifespan is not None and self._lifespan_stack is None:
             stack = AsyncExitStack()
             self.lifespan_state = await stack.enter_async_context(self.lifespan(self))
             self._lifespan_stack = stack
         await self.subscriptions.start()
+        if self.subscriptions.bus.health().kind != "local":  # a shared bus (Redis) that is
+            self.readiness.add_check("event bus", self._bus_ready)  # down: /readyz 503
 
     async def shutdown(self) -> None:
         """Called by transports when serving ends: listen streams get their final result, then
@@ -430,7 +490,9 @@ class Server:
                 from .settings import Settings
                 from .transports.stdio import run_stdio
 
-                Settings.from_env().configure_logging()
+                settings = Settings.from_env()
+                settings.configure_logging()
+                settings.scope_requests(self)
                 run_stdio(self, auth=options.get("auth"))
             elif transport in ("http", "streamable-http"):
                 from .transports.http_serve import serve_http
@@ -440,6 +502,8 @@ class Server:
                 raise ValueError(f"unknown transport {transport!r}: use 'stdio' or 'http'")
         except KeyboardInterrupt:
             raise SystemExit(130) from None
+        except TelemetryError as exc:  # an OTEL_* setting it cannot honour: one line
+            raise SystemExit(f"mcpkit: {exc}") from None
 
     def __repr__(self) -> str:
         return f"Server({self.info.name!r}, version={self.info.version!r})"

@@ -5,6 +5,8 @@
 | `MCPKIT_HOST` | str | `127.0.0.1` | HTTP bind address (loopback unless you say otherwise) |
 | `MCPKIT_PORT` | int 0-65535 | `8000` | HTTP port |
 | `MCPKIT_LOG_LEVEL` | debug, info, warning, error, critical | unset | the `mcpkit` loggers and uvicorn |
+| `MCPKIT_LOG_FORMAT` | text, json | `text` | json: one JSON object a line on stderr, with trace and request ids |
+| `MCPKIT_TELEMETRY` | bool | `false` | OpenTelemetry spans and metrics (`mcpkit[otel]`; `OTEL_*` configure the export) |
 | `MCPKIT_MAX_BODY_BYTES` | int > 0 | 4 MiB (the transport's) | largest HTTP request body (413 above) |
 | `MCPKIT_MAX_SESSIONS` | int > 0 | 10000 (the transport's) | live 2025-11-25 HTTP sessions |
 | `MCPKIT_MASK_ERRORS` | bool | `true` | hide unexpected tool exceptions from clients |
@@ -41,6 +43,10 @@ class Settings:
     port: int = 8000
     #: None: logging is left as the application configured it (uvicorn logs warnings).
     log_level: str | None = None
+    #: "json": log records as JSON lines with trace and request ids (`mcpkit.telemetry.logs`).
+    log_format: str = "text"
+    #: Read by `Server()` itself (`telemetry=None`); listed here for the documentation.
+    telemetry: bool = False
     #: None: the transport's own default.
     max_body_bytes: int | None = None
     max_sessions: int | None = None
@@ -70,15 +76,30 @@ class Settings:
         return given if given is not None else getattr(self, name)
 
     def configure_logging(self) -> None:
-        """With a `log_level`: set the `mcpkit` loggers' level, and give the root logger a
-        stderr handler when the application configured none (stdout is the stdio transport's).
-        Without one, nothing changes (Python still prints warnings and errors to stderr)."""
-        if self.log_level is None:
+        """With a `log_level` or the json format: set the `mcpkit` loggers' level, and give
+        the root logger a stderr handler (JSON lines with `log_format="json"`) when the
+        application configured none (stdout is the stdio transport's). Otherwise nothing
+        changes (Python still prints warnings and errors to stderr)."""
+        if self.log_level is None and self.log_format == "text":
             return
-        level = getattr(logging, self.log_level.upper())
-        logging.getLogger("mcpkit").setLevel(level)
+        if self.log_level is not None:
+            logging.getLogger("mcpkit").setLevel(getattr(logging, self.log_level.upper()))
         root = logging.getLogger()
-        if not root.handlers:
+        if root.handlers:
+            return
+        if self.log_format == "json":
+            from ..telemetry.logs import json_handler
+
+            root.addHandler(json_handler())
+            root.setLevel(logging.WARNING)
+        else:
             logging.basicConfig(
                 level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
             )
+
+    def scope_requests(self, server: Any) -> None:
+        """JSON logs without telemetry: a middleware puts the request's id in log records."""
+        if self.log_format == "json" and server.telemetry is None:
+            from ..telemetry.logs import request_scope
+
+            server.add_middleware(request_scope)

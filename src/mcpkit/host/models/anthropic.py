@@ -76,7 +76,9 @@ def from_message(message: Any) -> AssistantMessage:
             text.append(block.text)
         elif block.type == "tool_use":
             calls.append(ToolCall(block.id, block.name, dict(block.input or {})))
-    return AssistantMessage("".join(text), calls, message.stop_reason)
+    usage = getattr(message, "usage", None)
+    tokens = (usage.input_tokens, usage.output_tokens) if usage is not None else None
+    return AssistantMessage("".join(text), calls, message.stop_reason, tokens)
 
 
 class AnthropicModel:

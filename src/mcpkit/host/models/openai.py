@@ -90,7 +90,9 @@ def from_completion(completion: Any) -> AssistantMessage:
         calls.append(
             ToolCall(tc.id, tc.function.name, args if isinstance(args, dict) else {"input": args})
         )
-    return AssistantMessage(message.content or "", calls, choice.finish_reason)
+    usage = getattr(completion, "usage", None)
+    tokens = (usage.prompt_tokens, usage.completion_tokens) if usage is not None else None
+    return AssistantMessage(message.content or "", calls, choice.finish_reason, tokens)
 
 
 class OpenAIModel:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from typing import TYPE_CHECKING, Any, Protocol
 
 import orjson
@@ -37,7 +38,7 @@ from ...protocol.versions import LEGACY_LATEST, LEGACY_VERSIONS, PROGRESS_TOKEN
 from .. import methods
 from ..subscriptions import RESOURCE_UPDATED
 from .inputs import LegacyInputs
-from .shaping import legacy_error, legacy_result
+from .shaping import legacy_error, legacy_page, legacy_result
 
 if TYPE_CHECKING:
     from ..admission import ClientNotification, ServerRequest
@@ -89,10 +90,16 @@ class LegacySession:
         self.closed = False
         self._pending: dict[int, asyncio.Future[Any]] = {}
         self._next_id = 0
+        self.opened = time.monotonic()
 
     # -- lifecycle ------------------------------------------------------------------------------
     def initialize(self, params: dict[str, Any]) -> dict[str, Any]:
         """Negotiate from an admitted `initialize` (its shape checked); the InitializeResult."""
+        if self.server.telemetry is not None:
+            return self.server.telemetry.initialize(self.id, params, lambda: self._agree(params))  # type: ignore[no-any-return]
+        return self._agree(params)
+
+    def _agree(self, params: dict[str, Any]) -> dict[str, Any]:
         requested, caps, info = (
             params["protocolVersion"],
             params["capabilities"],
@@ -118,6 +125,8 @@ class LegacySession:
         if self.closed:
             return
         self.closed = True
+        if self.server.telemetry is not None:
+            self.server.telemetry.session_ended(time.monotonic() - self.opened)
         for task in list(self.tasks.values()):
             task.cancel()
         self.tasks.clear()
@@ -155,8 +164,12 @@ class LegacySession:
 
     async def respond(self, request: ServerRequest) -> bytes:
         """The encoded response to one request (errors included)."""
+        telemetry = self.server.telemetry
         try:
-            result = await self._dispatch(request)
+            if telemetry is None:
+                result = await self._dispatch(request)
+            else:  # every request of the session, those answered here too (ping, lists)
+                result = await telemetry.observe(request, self._dispatch(request), self.id)
         except MCPError as exc:
             return encode_error(request.id, legacy_error(exc))
         except asyncio.CancelledError:
@@ -286,6 +299,6 @@ class LegacySession:
         key = ("legacy:" + method, cursor, granted)
         cached = self.server.list_cache.get(key)
         if cached is None:
-            page = methods.list_page(self.server, method, cursor, granted)
+            page = legacy_page(method, methods.list_page(self.server, method, cursor, granted))
             cached = self.server.list_cache[key] = Fragment(orjson.dumps(page))
         return cached

@@ -24,6 +24,8 @@ def legacy_result(result: dict[str, Any]) -> dict[str, Any]:
         # LegacyInputs, so this only happens when a handler raised InputRequired by hand.
         raise MCPError("This request needs input the 2025-11-25 wire cannot ask for this way")
     out = {k: v for k, v in result.items() if k not in MODERN_ONLY_KEYS}
+    if "structuredContent" in out and not isinstance(out["structuredContent"], dict):
+        del out["structuredContent"]  # 2025-11-25: an object only (the text content stays)
     meta = out.get("_meta")
     if isinstance(meta, dict) and META_SERVER_INFO in meta:
         rest = {k: v for k, v in meta.items() if k != META_SERVER_INFO}
@@ -32,6 +34,20 @@ def legacy_result(result: dict[str, Any]) -> dict[str, Any]:
         else:
             del out["_meta"]
     return out
+
+
+def legacy_page(method: str, page: dict[str, Any]) -> dict[str, Any]:
+    """A list page for the session wire: 2025-11-25 output schemas describe objects only, so a
+    tool whose result is another JSON value (allowed since 2026-07-28) is listed without one."""
+    if method != "tools/list":
+        return page
+    tools = [
+        {k: v for k, v in t.items() if k != "outputSchema"}
+        if isinstance(t.get("outputSchema"), dict) and t["outputSchema"].get("type") != "object"
+        else t
+        for t in page["tools"]
+    ]
+    return {**page, "tools": tools}
 
 
 def legacy_error(exc: MCPError) -> MCPError:

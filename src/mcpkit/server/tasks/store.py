@@ -200,6 +200,13 @@ class TaskStore:
         `get`)."""
         return iter(list(self._tasks.values()))
 
+    def count_by_status(self) -> dict[str, int]:
+        """How many tasks are in each status (for metrics)."""
+        counts: dict[str, int] = {}
+        for record in list(self._tasks.values()):
+            counts[record.status] = counts.get(record.status, 0) + 1
+        return counts
+
     def create(self, owner: Owner) -> TaskRecord:
         self.purge()
         if len(self._tasks) >= self.max_tasks and not self._evict_finished():

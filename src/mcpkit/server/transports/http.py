@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from ...protocol import jsonrpc
 from ...protocol.errors import InternalError, InvalidRequest, MCPError
 from ...protocol.jsonrpc import encode_error, encode_result
+from ...telemetry.context import current_transport
 from ..admission import MirroredHeaders, OpenSession, Refused, ServerRequest, admit
 from .asgi import (
     SSE_HEADERS,
@@ -35,6 +36,7 @@ from .asgi import (
     too_large,
 )
 from .http_auth import authenticate, scope_challenge, send_metadata
+from .http_health import HEALTH_PATHS, answer_health
 from .http_listen import listen
 from .http_validation import HostPolicy
 
@@ -90,14 +92,19 @@ class StreamableHTTPApp:
         body_timeout: float | None = DEFAULT_BODY_TIMEOUT,
         keepalive_interval: float = 15.0,
         auth: BearerAuth | None = None,
+        health: bool = True,
         **session_options: Any,
     ) -> None:
         """`auth`: a `mcpkit.server.auth.BearerAuth`; every request then needs a valid token, and the
         Protected Resource Metadata is served from this app at `auth.metadata_paths`.
         `session_options` tune 2025-11-25 sessions (see `LegacyHTTP`): `max_sessions`,
         `idle_timeout` (seconds, None keeps idle sessions), `request_timeout`, `retry_ms`,
-        `replay_events`, `session_id_prefix`, `clock`."""
+        `replay_events`, `session_id_prefix`, `clock`.
+        `health`: answer `/healthz` and `/readyz` beside the endpoint (see `http_health`)."""
         self.server = server
+        self.health = health
+        #: The server has telemetry: its spans learn the transport (`network.transport`).
+        self.traced = server.telemetry is not None
         self.auth = auth
         self.path = path.rstrip("/") or "/"
         self.policy = HostPolicy(allowed_hosts, allowed_origins)
@@ -111,6 +118,8 @@ class StreamableHTTPApp:
 
             session_options.setdefault("keepalive_interval", keepalive_interval)
             self.legacy = LegacyHTTP(server, **session_options)
+            if server.telemetry is not None:
+                server.telemetry.session_counts.append(self.legacy.sessions.__len__)
         elif session_options:
             raise TypeError(f"session options need a dual-era server: {sorted(session_options)}")
 
@@ -122,6 +131,8 @@ class StreamableHTTPApp:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
         if kind == "http":
+            if self.traced:
+                current_transport.set("tcp")  # this request's task only (network.transport)
             if self.auth is None:
                 await self._http(scope, receive, send)
                 return
@@ -284,9 +295,13 @@ class StreamableHTTPApp:
             await _accepted(send)  # TR-HTTP-10/14: notifications are accepted leniently
 
     async def _elsewhere(self, path: str, method: str, send: Send) -> None:
-        """Not the MCP endpoint: the protected resource metadata, or 404."""
+        """Not the MCP endpoint: the protected resource metadata, `/healthz` and `/readyz`
+        (any Host: probes address the pod by IP), or 404."""
         if self.auth is not None and path in self.auth.metadata_paths:
             await send_metadata(self.auth, method, send)
+            return
+        if self.health and path in HEALTH_PATHS:
+            await answer_health(self.server.readiness, path, method, send)
             return
         await send(
             {

@@ -49,6 +49,7 @@ def serve_http(
 
     settings = Settings.from_env()
     settings.configure_logging()
+    settings.scope_requests(server)
     host, port = settings.pick("host", host), settings.pick("port", port)
     log_level = log_level or settings.log_level or "warning"
     if settings.max_body_bytes is not None:
@@ -83,6 +84,8 @@ def serve_http(
         port=port,
         log_level=log_level,
         access_log=False,
+        # JSON logs: uvicorn's records go through the root logger's JSON handler too.
+        log_config=None if settings.log_format == "json" else uvicorn.config.LOGGING_CONFIG,
         lifespan="on",
         loop=_loop_impl(),
         http=http,

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from ...protocol import jsonrpc
 from ...protocol.errors import InvalidRequest, MCPError
 from ...protocol.jsonrpc import encode_error, encode_result
+from ...telemetry.context import current_transport
 from ..admission import (
     LEGACY,
     ClientNotification,
@@ -29,6 +30,7 @@ from ..admission import (
     ServerRequest,
     admit,
 )
+from ..readiness import watch
 
 if TYPE_CHECKING:
     from ..auth.resource import EnvironmentAuth
@@ -60,6 +62,9 @@ class StdioConnection:
             from .legacy_stdio import StdioLegacy
 
             self.legacy = StdioLegacy(server, self.write)
+            if server.telemetry is not None:
+                legacy = self.legacy
+                server.telemetry.session_counts.append(lambda: int(legacy.session is not None))
 
     def write(self, data: bytes) -> None:
         self.writer.write(data + b"\n")
@@ -70,10 +75,16 @@ class StdioConnection:
 
     async def serve(self) -> None:
         """Read until EOF, then let in-flight requests finish (TR-STDIO-12)."""
+        current_transport.set("pipe")  # every request task inherits it (network.transport)
         await self.server.startup()
+        watcher = None
+        if self.server.readiness.has_checks:  # no /readyz on stdio: changes go to the log
+            watcher = asyncio.get_running_loop().create_task(watch(self.server.readiness))
         try:
             await self._serve()
         finally:
+            if watcher is not None:
+                watcher.cancel()
             await self.server.shutdown()
 
     async def _serve(self) -> None:

@@ -1,0 +1,126 @@
+"""The client's OpenTelemetry: one CLIENT span for every JSON-RPC request sent (either era, an
+MRTR round or a task poll included), whose context goes to the server in `_meta` (BASE-53), and
+the `mcp.client.operation.duration` histogram. Loaded only when telemetry is on:
+`Client(target, telemetry=True)` or `MCPKIT_TELEMETRY=1`.
+
+It wraps the `request` of the transport (the one place every request of the modern era goes
+through) and of a 2025-11-25 HTTP session's channel, so the request path is untouched when
+telemetry is off. Cache hits send nothing and make no span.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+from urllib.parse import urlsplit
+
+from opentelemetry import context as otel_context
+from opentelemetry import trace
+from opentelemetry.trace import SpanKind, Status, StatusCode
+
+from ..protocol.jsonrpc import JSONObject, RequestId, Response
+from ..protocol.versions import META_PROTOCOL_VERSION
+from ..telemetry.config import Telemetry
+from ..telemetry.instruments import RequestInstruments, fail, failed_as, result_outcome
+from ..telemetry.propagation import inject
+from ..telemetry.semconv import (
+    ERROR_TYPE,
+    MCP_PROTOCOL_VERSION,
+    MCP_SESSION_ID,
+    NETWORK_PROTOCOL_NAME,
+    NETWORK_TRANSPORT,
+    RPC_RESPONSE_STATUS_CODE,
+    SERVER_ADDRESS,
+    SERVER_PORT,
+    metric_attributes,
+    request_attributes,
+)
+
+__all__ = ["ClientTelemetry", "Send"]
+
+#: What a transport's `request` is: (id, method, params) -> the final response.
+Send = Callable[[RequestId, str, JSONObject], Awaitable[Response]]
+
+
+def _where(transport: Any) -> dict[str, Any]:
+    """`network.transport`, and the server's address and port over HTTP."""
+    url = getattr(transport, "url", None)
+    if isinstance(url, str):
+        parts = urlsplit(url)
+        where: dict[str, Any] = {NETWORK_TRANSPORT: "tcp", NETWORK_PROTOCOL_NAME: "http"}
+        if parts.hostname:
+            where[SERVER_ADDRESS] = parts.hostname
+            where[SERVER_PORT] = parts.port or (443 if parts.scheme == "https" else 80)
+        return where
+    if hasattr(transport, "command"):
+        return {NETWORK_TRANSPORT: "pipe"}
+    return {}
+
+
+class ClientTelemetry(RequestInstruments):
+    """Spans and metrics of one client."""
+
+    def __init__(
+        self, config: Telemetry, transport: Any, session_version: Callable[[], str | None]
+    ) -> None:
+        super().__init__(config, "client")  # mcp.client.operation.duration, MRTR rounds
+        #: The version of a 2025-11-25 session (its requests carry none in `_meta`).
+        self.session_version = session_version
+        self.transport = transport
+        self.where = _where(transport)
+
+    def wrap(self, send: Send, session_id: Callable[[], str | None] | None = None) -> Send:
+        """`send` with a span around each request and its context in the request's `_meta`."""
+
+        async def request(request_id: RequestId, method: str, params: JSONObject) -> Response:
+            name, attrs = request_attributes(method, request_id, params)
+            attrs.update(self.where)
+            meta = dict(params.get("_meta") or {})
+            version = meta.get(META_PROTOCOL_VERSION) or self.session_version()
+            if type(version) is str:
+                attrs[MCP_PROTOCOL_VERSION] = version
+            sid = session_id() if session_id is not None else None
+            if sid is not None:
+                attrs[MCP_SESSION_ID] = sid
+            span = self.tracer.start_span(name, kind=SpanKind.CLIENT, attributes=attrs)
+            token = otel_context.attach(trace.set_span_in_context(span))
+            started = time.perf_counter()
+            try:
+                inject(meta, baggage=self.config.baggage)
+                response = await send(request_id, method, {**params, "_meta": meta})
+            except asyncio.CancelledError:
+                failed_as(span, attrs, "cancelled", "the request was cancelled")
+                raise
+            except Exception as exc:
+                fail(span, attrs, exc)
+                raise
+            else:
+                self._outcome(span, attrs, response)
+                return response
+            finally:
+                self.duration.record(time.perf_counter() - started, metric_attributes(attrs))
+                otel_context.detach(token)
+                span.end()
+
+        return request
+
+    def instrument_session(self, session: Any) -> None:
+        """A 2025-11-25 session over HTTP sends through its own channel: wrap that too (over
+        stdio the channel is the transport, already wrapped)."""
+        channel = session.channel
+        if channel is not self.transport:
+            channel.request = self.wrap(channel.request, lambda: channel.session_id)
+
+    def _outcome(self, span: Any, attrs: dict[str, Any], response: Response) -> None:
+        error = response.error
+        if error is not None:
+            code = str(error.get("code"))
+            extra = {ERROR_TYPE: code, RPC_RESPONSE_STATUS_CODE: code}
+            attrs.update(extra)
+            span.set_attributes(extra)
+            span.set_status(Status(StatusCode.ERROR, str(error.get("message", ""))))
+            return
+        if type(response.result) is dict:
+            result_outcome(span, attrs, response.result, self.rounds)

@@ -1,0 +1,217 @@
+"""The gateway's settings: a `"gateway"` object beside `mcpServers` (and `"host"`, whose
+`startupTimeout`, `restart`, `audit`, `log` and `pins` it shares), plus a few keys per server:
+
+    "gateway": {
+      "name": "northwind",
+      "consent": {"deny": ["warehouse__cancel_*"]},       # front names, like an agent's rules
+      "auth": {
+        "resource": "https://mcp.example.com/mcp",        # default: the URL being served
+        "authorizationServers": ["https://auth.example.com"],
+        "jwt": {"issuer": "https://auth.example.com", "jwksUri": "https://auth.example.com/jwks"},
+        "requiredScopes": ["mcp"]
+      }
+    },
+    "mcpServers": {
+      "returns": {"url": "...", "scopes": ["returns"], "toolScopes": {"create_*": ["returns:write"]},
+                  "userHeaders": {"Authorization": "Bearer tok-{sub}"},
+                  "hostOwned": {"customer_id": "{sub}"}}}
+
+- `auth`: who may use the front (Streamable HTTP): `jwt` (`issuer`, `jwksUri` or `jwks`,
+  `audience` defaulting to `resource`), `introspection` (`endpoint`, `clientId`,
+  `clientSecret`), or `tokens` (a fixed list `[{"token": "${ALICE_TOKEN}", "sub": ...,
+  "scopes": [...], "claims": {...}}]`, for development). Without `auth` the front is open
+  (loopback only).
+- `scopes` (per server): scopes a caller's token needs to see and use the server at all;
+  `toolScopes`: more, per tool name pattern.
+- `userHeaders` (per HTTP server): headers sent with each call, made from the caller's token
+  (`{sub}`, `{client_id}`, `{claim.NAME}`); the front's own credential never goes through.
+- `hostOwned` values may be such templates too: the caller's own identity, per call.
+- `handles` (per server, default true): scope the server's state handles per caller.
+"""
+
+from __future__ import annotations
+
+import hmac
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..host.config import ConfigError, HostConfig, expand
+from ..host.consent import ConsentRules
+from ..server.auth.access import AccessToken, InvalidToken
+
+_KEYS = {"name", "consent", "auth", "handleTtl"}
+_AUTH_KEYS = {
+    "resource",
+    "authorizationServers",
+    "jwt",
+    "introspection",
+    "tokens",
+    "requiredScopes",
+    "scopesSupported",
+    "resourceName",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class BackendRules:
+    """What the gateway adds to one `mcpServers` entry."""
+
+    scopes: frozenset[str] = frozenset()
+    tool_scopes: tuple[tuple[str, frozenset[str]], ...] = ()
+    user_headers: Mapping[str, str] = field(default_factory=dict)
+    handles: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class GatewaySettings:
+    name: str = "mcpkit-gateway"
+    consent: ConsentRules = field(default_factory=ConsentRules)
+    auth: Mapping[str, Any] | None = None
+    handle_ttl: float = 24 * 3600.0
+    backends: Mapping[str, BackendRules] = field(default_factory=dict)
+
+    @classmethod
+    def from_config(cls, config: HostConfig) -> GatewaySettings:
+        source = config.source or "<config>"
+        where = f'{source}: "gateway"'
+        raw = expand(config.raw.get("gateway") or {}, config.env or os.environ, where)
+        if not isinstance(raw, Mapping):
+            raise ConfigError(f"{where} must be an object")
+        unknown = set(raw) - _KEYS
+        if unknown:
+            raise ConfigError(f"{where} has unknown keys {sorted(unknown)} ({', '.join(_KEYS)})")
+        try:
+            consent = ConsentRules.parse(raw.get("consent"))
+        except ValueError as exc:
+            raise ConfigError(f"{where}: {exc}") from None
+        auth = raw.get("auth")
+        if auth is not None:
+            _check_auth(auth, f"{where}.auth")
+        ttl = raw.get("handleTtl", 24 * 3600.0)
+        if isinstance(ttl, bool) or not isinstance(ttl, int | float) or ttl <= 0:
+            raise ConfigError(f'{where}: "handleTtl" is a number of seconds above 0')
+        entries = config.raw.get("mcpServers") or {}
+        env = config.env or os.environ
+        backends = {}
+        for name in config.servers:
+            at = f"{source}: server {name!r}"
+            backends[name] = _backend(expand(entries.get(name) or {}, env, at), at)
+        return cls(str(raw.get("name") or "mcpkit-gateway"), consent, auth, float(ttl), backends)
+
+
+def _strings(value: Any, where: str) -> frozenset[str]:
+    if value is None:
+        return frozenset()
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{where} must be a list of strings")
+    return frozenset(value)
+
+
+def _backend(entry: Mapping[str, Any], where: str) -> BackendRules:
+    tool_scopes = entry.get("toolScopes") or {}
+    if not isinstance(tool_scopes, Mapping):
+        raise ConfigError(f'{where}: "toolScopes" maps tool name patterns to scope lists')
+    headers = entry.get("userHeaders") or {}
+    if not isinstance(headers, Mapping) or not all(isinstance(v, str) for v in headers.values()):
+        raise ConfigError(f'{where}: "userHeaders" maps header names to template strings')
+    if headers and "url" not in entry:
+        raise ConfigError(f'{where}: "userHeaders" is for HTTP servers (give "url")')
+    handles = entry.get("handles", True)
+    if not isinstance(handles, bool):
+        raise ConfigError(f'{where}: "handles" must be true or false')
+    return BackendRules(
+        _strings(entry.get("scopes"), f'{where}: "scopes"'),
+        tuple(
+            (pattern, _strings(scopes, f'{where}: "toolScopes.{pattern}"'))
+            for pattern, scopes in tool_scopes.items()
+        ),
+        dict(headers),
+        handles,
+    )
+
+
+def _check_auth(auth: Any, where: str) -> None:
+    if not isinstance(auth, Mapping):
+        raise ConfigError(f"{where} must be an object")
+    unknown = set(auth) - _AUTH_KEYS
+    if unknown:
+        raise ConfigError(f"{where} has unknown keys {sorted(unknown)}")
+    kinds = [k for k in ("jwt", "introspection", "tokens") if k in auth]
+    if len(kinds) != 1:
+        raise ConfigError(f'{where} needs exactly one of "jwt", "introspection" or "tokens"')
+    if kinds == ["tokens"]:
+        tokens = auth["tokens"]
+        if not isinstance(tokens, list) or not all(
+            isinstance(t, Mapping)
+            and isinstance(t.get("token"), str)
+            and t["token"]
+            and isinstance(t.get("sub"), str)
+            for t in tokens
+        ):
+            raise ConfigError(
+                f'{where}.tokens is a list of {{"token": ..., "sub": ..., "scopes": [...]}}'
+            )
+
+
+class StaticTokens:
+    """A fixed token table (`"tokens"`): for development and tests, not for production."""
+
+    def __init__(self, table: list[Mapping[str, Any]]) -> None:
+        self._table = [(str(entry["token"]).encode(), dict(entry)) for entry in table]
+
+    async def verify(self, token: str) -> AccessToken:
+        given = token.encode()
+        found: dict[str, Any] | None = None
+        for known, entry in self._table:  # every entry compared, in constant time each
+            if hmac.compare_digest(known, given):
+                found = entry
+        if found is None:
+            raise InvalidToken("unknown token")
+        return AccessToken(
+            subject=found["sub"],
+            scopes=frozenset(found.get("scopes") or ()),
+            client_id=found.get("clientId"),
+            claims={**dict(found.get("claims") or {}), "sub": found["sub"]},
+            token=token,
+        )
+
+
+def front_auth(settings: GatewaySettings, resource: str) -> Any:
+    """The `BearerAuth` guarding the front, or None when the config has no `auth`."""
+    auth = settings.auth
+    if auth is None:
+        return None
+    from ..server.auth import BearerAuth, IntrospectionVerifier, JWTVerifier
+
+    resource = str(auth.get("resource") or resource)
+    servers = list(auth.get("authorizationServers") or [])
+    verifier: Any
+    if "jwt" in auth:
+        jwt = dict(auth["jwt"])
+        verifier = JWTVerifier(
+            issuer=jwt["issuer"],
+            audience=jwt.get("audience") or resource,
+            jwks_uri=jwt.get("jwksUri"),
+            jwks=jwt.get("jwks"),
+        )
+        servers = servers or [jwt["issuer"]]
+    elif "introspection" in auth:
+        spec = dict(auth["introspection"])
+        verifier = IntrospectionVerifier(
+            spec["endpoint"],
+            audience=spec.get("audience") or resource,
+            client_id=spec.get("clientId"),
+            client_secret=spec.get("clientSecret"),
+        )
+    else:
+        verifier = StaticTokens(auth["tokens"])
+    return BearerAuth(
+        verifier,
+        resource=resource,
+        authorization_servers=servers or [resource],
+        required_scopes=auth.get("requiredScopes") or (),
+        scopes_supported=auth.get("scopesSupported"),
+        resource_name=auth.get("resourceName") or settings.name,
+    )

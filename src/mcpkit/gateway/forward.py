@@ -1,0 +1,233 @@
+"""Forwarding one front request (`tools/call`, `prompts/get`, `resources/read`) to a backend.
+
+The front request's client capabilities go along, so the backend asks only for what the front
+client can answer (MRTR-13); its progress token is replaced by one of the gateway's and the
+backend's progress comes back under the front's; its log level goes along too. Cancelling the
+front request cancels the backend request the way the backend's transport defines.
+
+Input the backend asks for is passed to the front (`inputs.py`):
+
+- a 2026-07-28 backend answers `input_required`: its questions become the gateway handler's
+  questions, and its `requestState` rides, sealed, inside the gateway's own requestState
+  (bound to the front caller: MRTR-10), so a retry continues the backend's round;
+- a 2025-11-25 backend asks with real requests: a `Bridge` holds the call open.
+
+An idempotency key (`dev.mcpkit/idempotencyKey`) goes on as a key derived from the front
+caller and theirs (`caller_key`), so one caller's key never meets another's at the backend.
+
+A backend that answers with a task (only when the front declared the tasks extension) turns the
+front call into a gateway task that follows it: its questions reach the front through
+`tasks/get`, the front's `tasks/cancel` cancels it on the backend, and the front's task id is
+the gateway's own, bound to the front caller.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from types import EllipsisType
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from ..client.mrtr import MRTR_METHODS
+from ..client.tasks import follow_task
+from ..host.deadlines import Deadline
+from ..protocol.idempotency import IDEMPOTENCY_KEY
+from ..protocol.versions import META_CLIENT_CAPABILITIES
+from ..server.context import Context
+from ..server.inputs import InputRequired
+from .inputs import passthrough
+from .link import CURRENT_CALL
+
+if TYPE_CHECKING:
+    from ..client import Client
+    from .inputs import Bridges
+    from .link import UpstreamLink
+
+#: Keys of the gateway's own data in the handler's sealed state.
+_ROUND = "mcpkit.gateway/round"
+_PARKED = "mcpkit.gateway/parked"
+_MCP_META = "io.modelcontextprotocol/"
+
+
+def backend_meta(ctx: Context, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The `_meta` a forwarded request carries: the front's own keys (not the protocol's,
+    which the gateway's client sets) and the front's capabilities. An idempotency key is made
+    the caller's own: the backend scopes keys by its caller, which is the gateway for all."""
+    out = {
+        k: v
+        for k, v in ctx.meta.raw.items()
+        if not k.startswith(_MCP_META) and k != "progressToken"
+    }
+    out[META_CLIENT_CAPABILITIES] = ctx.client_capabilities
+    key = out.get(IDEMPOTENCY_KEY)
+    if key is not None:
+        out[IDEMPOTENCY_KEY] = caller_key(ctx.principal, key)
+    if extra:
+        out.update(extra)
+    return out
+
+
+def caller_key(principal: str | None, key: Any) -> str:
+    """The key the backend gets for a front caller's key: the same caller's retry finds it
+    again, another caller's same key never does."""
+    digest = hashlib.sha256(orjson.dumps([principal, key])).hexdigest()
+    return f"gw-{digest[:48]}"
+
+
+async def forward(
+    link: UpstreamLink,
+    method: str,
+    params: dict[str, Any],
+    ctx: Context,
+    *,
+    meta: dict[str, Any] | None = None,
+    deadline: Deadline | None = None,
+) -> dict[str, Any]:
+    """The backend's final result for one front request (input and tasks passed through)."""
+    client, bridges = await link.client_for(ctx.principal)
+    body = {**params, "_meta": backend_meta(ctx, meta)}
+    token = CURRENT_CALL.set(ctx)
+    try:
+        if client.legacy is not None:
+            return await _on_session(bridges, client, method, body, ctx, deadline)
+        return await _stateless(client, method, body, ctx, deadline)
+    finally:
+        CURRENT_CALL.reset(token)
+
+
+async def _send(
+    client: Client,
+    method: str,
+    body: dict[str, Any],
+    ctx: Context,
+    deadline: Deadline | None,
+) -> dict[str, Any]:
+    """One backend request under the call's deadline (progress restarts it when the config
+    says so, CANC-08); progress comes back under the front's token."""
+    progress = None
+    if ctx.meta.progress_token is not None:
+
+        async def progress(done: float, total: float | None, message: str | None) -> None:
+            await ctx.report_progress(done, total, message)
+
+    if deadline is None:
+        timeout: float | EllipsisType = ...
+        longest = None
+    else:
+        timeout = deadline.seconds
+        longest = deadline.overall if deadline.restart_on_progress else None
+    return await client.request(
+        method,
+        body,
+        raw=True,
+        use_cache=False,
+        timeout=timeout,
+        max_timeout=longest,
+        progress=progress,
+        log_level=ctx.meta.log_level,
+    )
+
+
+async def _stateless(
+    client: Client,
+    method: str,
+    base: dict[str, Any],
+    ctx: Context,
+    deadline: Deadline | None,
+) -> dict[str, Any]:
+    """A 2026-07-28 backend: its `input_required` rounds become the gateway handler's."""
+    state = ctx.state
+    body = base
+    pending = state.get(_ROUND)
+    if pending is not None:
+        body = await _answered(ctx, base, pending)
+    while True:
+        result = await _send(client, method, body, ctx, deadline)
+        kind = result.get("resultType")
+        if kind == "input_required" and method in MRTR_METHODS:
+            requests = result.get("inputRequests")
+            if not isinstance(requests, dict) or not requests:
+                return result  # nothing to ask: the front sees what the backend said
+            number = (pending or {}).get("n", 0) + 1
+            pending = {"n": number, "q": requests, "s": result.get("requestState")}
+            state[_ROUND] = pending
+            body = await _answered(ctx, base, pending)
+            continue
+        if kind == "task" and method == "tools/call":
+            return await _follow(client, result, ctx)
+        state.pop(_ROUND, None)
+        return result
+
+
+async def _answered(ctx: Context, base: dict[str, Any], pending: dict[str, Any]) -> dict[str, Any]:
+    """The retry of a backend round: the front's answers to its questions, and its state.
+    Front keys carry the round number: a backend may reuse a key in a later round."""
+    questions: dict[str, Any] = pending["q"]
+    calls = [passthrough(f"{pending['n']}.{key}", req) for key, req in questions.items()]
+    answers = await ctx.gather(*calls)
+    body = {**base, "inputResponses": dict(zip(questions, answers, strict=True))}
+    if pending.get("s") is not None:
+        body["requestState"] = pending["s"]
+    return body
+
+
+async def _on_session(
+    bridges: Bridges,
+    client: Client,
+    method: str,
+    body: dict[str, Any],
+    ctx: Context,
+    deadline: Deadline | None,
+) -> dict[str, Any]:
+    """A 2025-11-25 backend: its real requests wait on a bridge for the front's answers; a
+    front answering through MRTR finds the call again through the sealed bridge id."""
+    state = ctx.state
+    parked = state.pop(_PARKED, None)
+    if parked is not None:
+        bridge = bridges.resume(parked)
+    else:
+        bridge = bridges.start(_send(client, method, body, ctx, deadline))
+    try:
+        while (question := await bridge.next()) is not None:
+            key, request = question
+            try:
+                [answer] = await ctx.gather(passthrough(f"b.{key}", request))
+            except InputRequired:
+                state[_PARKED] = bridges.park(bridge)
+                raise
+            bridge.answer(key, answer)
+        return bridge.call.result()
+    except BaseException:
+        if bridge.id not in bridges.parked:
+            bridge.cancel()
+        raise
+
+
+async def _follow(client: Client, created: dict[str, Any], ctx: Context) -> dict[str, Any]:
+    """The backend made the call a task: so does the gateway, and follows it to its end."""
+
+    async def send(method: str, params: dict[str, Any]) -> dict[str, Any]:
+        return await client.request(method, params, raw=True, use_cache=False)
+
+    async def fulfil(requests: dict[str, Any]) -> dict[str, Any]:
+        answers = await ctx.gather(*(passthrough(k, r) for k, r in requests.items()))
+        return dict(zip(requests, answers, strict=True))
+
+    message = created.get("statusMessage")
+    await ctx.run_as_task(message if isinstance(message, str) else None)
+    return await follow_task(created, send, fulfil)
+
+
+def own_result(result: dict[str, Any]) -> dict[str, Any]:
+    """A backend result as the gateway's: the backend's protocol `_meta` (its serverInfo, its
+    subscription ids) stays behind; the gateway adds its own. (The result was decoded for this
+    call alone: it is changed in place.)"""
+    meta = result.get("_meta")
+    if isinstance(meta, dict) and any(k.startswith(_MCP_META) for k in meta):
+        kept = {k: v for k, v in meta.items() if not k.startswith(_MCP_META)}
+        if kept:
+            result["_meta"] = kept
+        else:
+            del result["_meta"]
+    return result
