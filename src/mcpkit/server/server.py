@@ -301,7 +301,7 @@ class Server:
         """A server that forwards everything to `target` (a URL, a command, an `mcpServers`
         entry, or a `Server`), either era, either transport: `mcpkit.gateway.proxy`, which
         lives above the server and the client (this is a shortcut to it)."""
-        from ..gateway import proxy
+        from ..gateway.proxy import proxy
 
         return proxy(target, **options)
 
