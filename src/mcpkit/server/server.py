@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack
-from typing import TYPE_CHECKING, Any, TypeVar, Unpack
+from typing import TYPE_CHECKING, Any
 
 from .._version import __version__
 from ..protocol.content import Icon, Implementation
@@ -26,15 +26,14 @@ from .middleware import Call, CallNext, Middleware, chain
 from .mrtr import MrtrEngine
 from .prompts import Prompt
 from .readiness import Readiness
-from .registered import Described, ResourceOptions, ToolOptions
+from .registrations import Completer, Registrations
 from .request_state import StateSealer, StateStore
 from .resources import Resource, ResourceTemplate
-from .subscriptions import RESOURCE_UPDATED, Subscription, SubscriptionHub
+from .subscriptions import Subscription, SubscriptionHub
 from .tasks import TaskStore
 from .tasks.methods import METHODS as TASK_METHODS
 from .tasks.methods import listened_tasks
 from .tools import Tool
-from .uri_template import UriTemplate
 
 if TYPE_CHECKING:
     from ..protocol.jsonrpc import Notification
@@ -48,15 +47,13 @@ if TYPE_CHECKING:
     from .transports.http import StreamableHTTPApp
     from .transports.memory import MemoryTransport
 
-F = TypeVar("F", bound=Callable[..., Any])
 log = logging.getLogger("mcpkit.server")
-Completer = Callable[..., Awaitable[Any] | Any]
 #: `lifespan(server)`: an async context manager entered when serving starts; what it yields is
 #: `server.lifespan_state` (`ctx.lifespan` in handlers, `call.lifespan` in middleware).
 Lifespan = Callable[["Server"], AbstractAsyncContextManager[Any]]
 
 
-class Server:
+class Server(Registrations):
     """An MCP server.
 
     server = Server("weather", version="1.0")
@@ -179,35 +176,7 @@ class Server:
         self.mounts: list[Mount] = []
         self.change_listeners: list[Callable[[str, dict[str, Any] | None], None]] = []
 
-    # -- registration ----------------------------------------------------------------------
-    def tool(self, name: str | None = None, **options: Unpack[ToolOptions]) -> Callable[[F], F]:
-        """Register a function as a tool; its signature is the input schema, its docstring the
-        description (Google, NumPy or Sphinx parameter sections document the parameters).
-        `options` (`ToolOptions`): `title`, `description`, `icons`, `meta`, `scopes` (only
-        callers whose token holds all of them see and call it; 403 otherwise), `input_schema`,
-        `structured_output`, `annotations`, `timeout` (seconds: a call still running then is
-        cancelled and answered as a tool error), `task` and `task_start`.
-
-        `task="optional"` lets a call run as a task for clients that declare the tasks
-        extension (others get the result synchronously); `task="required"` refuses clients
-        without it. `task_start="handler"` keeps the call synchronous until the handler awaits
-        `ctx.run_as_task()` (input asked before that is multi round-trip input)."""
-
-        def register(fn: F) -> F:
-            self.add_tool(Tool(fn, name=name, **options))
-            return fn
-
-        return register
-
-    def add_tool(self, tool: Tool) -> None:
-        if tool.name in self.tools:
-            raise ValueError(f"a tool named {tool.name!r} is already registered (TOOL-13)")
-        tool.mask_errors = self._mask_errors
-        if tool.timeout is None:
-            tool.timeout = self.tool_timeout
-        self.tools[tool.name] = tool
-        self._changed("notifications/tools/list_changed")
-
+    # -- registration: tool(), resource(), prompt(), completion() are `Registrations`' ------
     @property
     def handles(self) -> Handles:
         """State handles for tools: `server.handles.kind("basket", ttl=1800)` (made on first
@@ -217,76 +186,6 @@ class Server:
 
             self._handles = Handles(self._handle_store)
         return self._handles
-
-    @property
-    def mask_errors(self) -> bool:
-        return self._mask_errors
-
-    @mask_errors.setter
-    def mask_errors(self, value: bool) -> None:
-        self._mask_errors = value
-        for tool in self.tools.values():
-            tool.mask_errors = value
-
-    def remove_tool(self, name: str) -> None:
-        if self.tools.pop(name, None) is not None:
-            self._changed("notifications/tools/list_changed")
-
-    def resource(
-        self, uri: str, *, name: str | None = None, **options: Unpack[ResourceOptions]
-    ) -> Callable[[F], F]:
-        """Register a resource; a URI with `{variables}` registers a resource template.
-        `options` (`ResourceOptions`): `title`, `description`, `mime_type`, `annotations`,
-        `icons`, `meta`, `scopes`."""
-
-        def register(fn: F) -> F:
-            if UriTemplate.is_template(uri):
-                self.templates.append(ResourceTemplate(fn, uri, name=name, **options))
-            else:
-                if uri in self.resources:
-                    raise ValueError(f"a resource at {uri!r} is already registered")
-                self.resources[uri] = Resource(fn, uri, name=name, **options)
-            self._changed("notifications/resources/list_changed")
-            return fn
-
-        return register
-
-    def remove_resource(self, uri: str) -> None:
-        if self.resources.pop(uri, None) is not None:
-            self._changed("notifications/resources/list_changed")
-
-    def prompt(self, name: str | None = None, **described: Unpack[Described]) -> Callable[[F], F]:
-        """Register a prompt; its (string) parameters are the prompt's arguments.
-        `described` (`Described`): `title`, `description`, `icons`, `meta`, `scopes`."""
-
-        def register(fn: F) -> F:
-            p = Prompt(fn, name=name, **described)
-            if p.name in self.prompts:
-                raise ValueError(f"a prompt named {p.name!r} is already registered")
-            self.prompts[p.name] = p
-            self._changed("notifications/prompts/list_changed")
-            return fn
-
-        return register
-
-    def remove_prompt(self, name: str) -> None:
-        if self.prompts.pop(name, None) is not None:
-            self._changed("notifications/prompts/list_changed")
-
-    def completion(self) -> Callable[[F], F]:
-        """Register the `completion/complete` handler: `(ref, argument, context) -> list[str]`."""
-
-        def register(fn: F) -> F:
-            from .mount import MountedCompletions
-
-            if isinstance(self.completer, MountedCompletions):
-                self.completer.own = fn  # mounted servers keep completing their own refs
-            else:
-                self.completer = fn
-            self.list_cache.clear()
-            return fn
-
-        return register
 
     def mount(self, other: Server, prefix: str) -> None:
         """Serve `other`'s tools, prompts, resources, templates and completions as this
@@ -304,33 +203,6 @@ class Server:
         from ..gateway.proxy import proxy
 
         return proxy(target, **options)
-
-    # -- change notifications (delivered to subscriptions/listen streams) --------------------
-    def _changed(self, method: str) -> None:
-        self.list_cache.clear()
-        self.serves_tasks = any(t.task is not None for t in self.tools.values())
-        self.any_scopes = any(
-            x.scopes
-            for group in (self.tools.values(), self.resources.values(), self.prompts.values())
-            for x in group
-        ) or any(t.scopes for t in self.templates)
-        self.subscriptions.publish(method)
-        for listener in self.change_listeners:
-            listener(method, None)
-
-    def notify_tools_changed(self) -> None:
-        self._changed("notifications/tools/list_changed")
-
-    def notify_prompts_changed(self) -> None:
-        self._changed("notifications/prompts/list_changed")
-
-    def notify_resources_changed(self) -> None:
-        self._changed("notifications/resources/list_changed")
-
-    def notify_resource_updated(self, uri: str) -> None:
-        self.subscriptions.publish(RESOURCE_UPDATED, {"uri": uri}, uri=uri)
-        for listener in self.change_listeners:
-            listener(RESOURCE_UPDATED, {"uri": uri})
 
     # -- protocol --------------------------------------------------------------------------
     def capabilities(self) -> dict[str, Any]:
