@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from .subscriptions import SubscriptionHub
 
 F = TypeVar("F", bound=Callable[..., Any])
+T = TypeVar("T")
 Completer = Callable[..., Awaitable[Any] | Any]
 
 
@@ -67,8 +68,7 @@ class Registrations:
         tool.mask_errors = self._mask_errors
         if tool.timeout is None:
             tool.timeout = self.tool_timeout
-        self.tools[tool.name] = tool
-        self._changed("notifications/tools/list_changed")
+        self._add(self.tools, tool.name, tool, "notifications/tools/list_changed")
 
     @property
     def mask_errors(self) -> bool:
@@ -81,8 +81,7 @@ class Registrations:
             tool.mask_errors = value
 
     def remove_tool(self, name: str) -> None:
-        if self.tools.pop(name, None) is not None:
-            self._changed("notifications/tools/list_changed")
+        self._remove(self.tools, name, "notifications/tools/list_changed")
 
     def resource(
         self, uri: str, *, name: str | None = None, **options: Unpack[ResourceOptions]
@@ -92,20 +91,20 @@ class Registrations:
         `icons`, `meta`, `scopes`."""
 
         def register(fn: F) -> F:
+            note = "notifications/resources/list_changed"
             if UriTemplate.is_template(uri):
                 self.templates.append(ResourceTemplate(fn, uri, name=name, **options))
+                self._changed(note)
             else:
                 if uri in self.resources:
                     raise ValueError(f"a resource at {uri!r} is already registered")
-                self.resources[uri] = Resource(fn, uri, name=name, **options)
-            self._changed("notifications/resources/list_changed")
+                self._add(self.resources, uri, Resource(fn, uri, name=name, **options), note)
             return fn
 
         return register
 
     def remove_resource(self, uri: str) -> None:
-        if self.resources.pop(uri, None) is not None:
-            self._changed("notifications/resources/list_changed")
+        self._remove(self.resources, uri, "notifications/resources/list_changed")
 
     def prompt(self, name: str | None = None, **described: Unpack[Described]) -> Callable[[F], F]:
         """Register a prompt; its (string) parameters are the prompt's arguments.
@@ -115,15 +114,21 @@ class Registrations:
             p = Prompt(fn, name=name, **described)
             if p.name in self.prompts:
                 raise ValueError(f"a prompt named {p.name!r} is already registered")
-            self.prompts[p.name] = p
-            self._changed("notifications/prompts/list_changed")
+            self._add(self.prompts, p.name, p, "notifications/prompts/list_changed")
             return fn
 
         return register
 
     def remove_prompt(self, name: str) -> None:
-        if self.prompts.pop(name, None) is not None:
-            self._changed("notifications/prompts/list_changed")
+        self._remove(self.prompts, name, "notifications/prompts/list_changed")
+
+    def _add(self, registry: dict[str, T], key: str, item: T, note: str) -> None:
+        registry[key] = item
+        self._changed(note)
+
+    def _remove(self, registry: dict[str, Any], key: str, note: str) -> None:
+        if registry.pop(key, None) is not None:
+            self._changed(note)
 
     def completion(self) -> Callable[[F], F]:
         """Register the `completion/complete` handler: `(ref, argument, context) -> list[str]`."""

@@ -17,9 +17,8 @@ from ..protocol.versions import LEGACY_VERSIONS, META_SERVER_INFO, MODERN_VERSIO
 from ..telemetry.config import TelemetryError
 from ..telemetry.config import resolve as resolve_telemetry
 from . import admission, methods
-from .admission import Admission, MirroredHeaders, ServerRequest
+from .admission import ServerRequest
 from .caching import DEFAULT_CACHE, CacheHint
-from .context import Emit
 from .env import read_setting
 from .events import EventBus
 from .middleware import Call, CallNext, Middleware, chain
@@ -41,7 +40,6 @@ if TYPE_CHECKING:
     from .handles import Handles, HandleStore
     from .health import Health
     from .idempotency import IdempotencyStore
-    from .legacy.session import LegacySession, Outbox
     from .mount import Mount
     from .telemetry import ServerTelemetry
     from .transports.http import StreamableHTTPApp
@@ -223,18 +221,10 @@ class Server(Registrations):
             caps["extensions"] = extensions
         return caps
 
-    def admit(
-        self,
-        data: bytes | bytearray | memoryview | str,
-        http: MirroredHeaders | None = None,
-        *,
-        session: LegacySession | None = None,
-        emit: Emit | None = None,
-        outbox: Outbox | None = None,
-    ) -> Admission:
-        """The front door every transport calls first (see `mcpkit.server.admission`): one
-        received message in, what to do with it out (or `Refused`). No I/O."""
-        return admission.admit(self, data, http, session, emit, outbox)
+    #: The front door every transport calls first: `server.admit(data, http, session=...,
+    #: emit=..., outbox=...)`, one received message in, what to do with it out (or `Refused`).
+    #: No I/O. See `mcpkit.server.admission`.
+    admit = admission.admit
 
     async def handle(self, request: ServerRequest) -> Any:
         """THE dispatch point: answer one admitted request; the `result` value. The
