@@ -8,6 +8,7 @@
 `marker` (case-insensitive) is cut: the connection closes before any response byte reaches the
 client, or right after the response head (`after_head=True`), once the server has answered.
 The server has then done the work, and the client sees a broken connection or stream.
+`times=N` cuts the next N such responses (a client's own re-send included).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ class TcpProxy:
         self.heads: list[bytes] = []  # the head of every request seen (first line + headers)
         self.cuts = 0  # responses cut so far
         self._fault: tuple[bytes, bool] | None = None
+        self._times = 0  # responses still to cut for the armed fault
         self._server: asyncio.Server | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         self._writers: set[asyncio.StreamWriter] = set()
@@ -40,8 +42,9 @@ class TcpProxy:
             writer.transport.abort()
         return len(writers)
 
-    def cut_next(self, marker: bytes, *, after_head: bool = False) -> None:
+    def cut_next(self, marker: bytes, *, after_head: bool = False, times: int = 1) -> None:
         self._fault = (marker.lower(), after_head)
+        self._times = times
 
     async def __aenter__(self) -> TcpProxy:
         self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
@@ -88,7 +91,9 @@ class TcpProxy:
             self.heads.append(head)
             if self._fault is not None and self._fault[0] in head.lower():
                 after_head = self._fault[1]
-                self._fault = None
+                self._times -= 1
+                if not self._times:
+                    self._fault = None
                 armed.set()
 
         async def upward() -> None:

@@ -4,7 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from mcpkit.client.errors import ConnectionClosed, TransportError
+from host_support import example_config
+from mcpkit.client.errors import (
+    AuthorizationError,
+    ConnectFailed,
+    ConnectionClosed,
+    InvalidResponse,
+    StreamBroken,
+    TransportError,
+)
+from mcpkit.host import ConfigError, HostSettings, parse_config
 from mcpkit.host.backoff import Backoff
 from mcpkit.host.deadlines import Deadline, DeadlineExceeded
 from mcpkit.host.retry import (
@@ -41,6 +50,16 @@ def test_failures_are_classified() -> None:
     assert failure(ConnectionClosed("gone")) is Failure.UNKNOWN
     assert failure(DeadlineExceeded(Deadline(1))) is Failure.TIMED_OUT
     assert classify(NotSent("refused")) is Failure.UNKNOWN  # unknown types are never "safe"
+
+
+def test_the_clients_errors_are_classified_by_how_far_the_request_got() -> None:
+    assert classify(ConnectFailed("connection refused")) is Failure.NOT_DELIVERED
+    assert classify(ConnectionClosed("closed before any answer")) is Failure.UNKNOWN
+    assert classify(StreamBroken("the stream ended")) is Failure.UNKNOWN
+    assert classify(InvalidResponse("not JSON")) is Failure.UNKNOWN  # it may have run
+    assert classify(TransportError("bad gateway", status=502)) is Failure.UNKNOWN
+    assert classify(TransportError("forbidden", status=403)) is Failure.ANSWERED
+    assert classify(AuthorizationError("no token", status=401)) is Failure.ANSWERED
 
 
 @pytest.mark.parametrize(
@@ -128,3 +147,23 @@ async def test_server_errors_and_exhausted_retries_raise_the_failure() -> None:
 
 def test_keys_are_fresh_per_call() -> None:
     assert new_key() != new_key() and new_key().startswith("mcpkit-")
+
+
+def test_the_policy_comes_from_the_host_settings() -> None:
+    def settings(retry: object) -> HostSettings:
+        return HostSettings.from_config(parse_config({"mcpServers": {}, "host": {"retry": retry}}))
+
+    assert HostSettings().retry == RetryPolicy()
+    assert HostSettings.from_config(example_config({})).retry == RetryPolicy()  # the README's
+    policy = settings({"attempts": 5, "initial": 0.1, "max": 1, "jitter": 0}).retry
+    assert policy == RetryPolicy(5, Backoff(initial=0.1, factor=2, cap=1, jitter=0))
+    assert settings({"attempts": 1}).retry.decide(Failure.NOT_DELIVERED, 0, PLAIN) is Verdict.FAIL
+    for bad, message in [
+        ({"attempts": 0}, "whole number"),
+        ({"attempts": True}, "whole number"),
+        ({"attemps": 2}, "unknown keys"),
+        ({"max": -1}, "backoff"),
+        (3, "an object"),
+    ]:
+        with pytest.raises(ConfigError, match=f'"retry": .*{message}'):
+            settings(bad)

@@ -72,6 +72,21 @@ async def test_without_a_key_an_unanswered_call_is_not_resent(server: str, proxy
     assert await runs(server, "alice") == 1
 
 
+async def test_a_server_without_the_extension_gets_no_second_delivery() -> None:
+    """A key it does not know protects nothing: closed before any answer, the call is not
+    sent again (its outcome is the caller's to judge), whatever the key says."""
+    async with http_server(SERVER, "plain") as url:
+        port = int(url.rsplit(":", 1)[1])
+        async with TcpProxy(upstream=("127.0.0.1", port)) as proxy:
+            async with as_user(proxy.url, "alice") as client:
+                assert not client.supports_idempotency
+                proxy.cut_next(BUMP)
+                with pytest.raises(ConnectionClosed, match="closed before any answer"):
+                    await client.call_tool("bump", idempotency_key=True)
+            assert sum(BUMP in h.lower() for h in proxy.heads) == 1
+        assert await runs(url, "alice") == 1
+
+
 async def test_keys_belong_to_the_caller(server: str) -> None:
     """The principal comes from the verified token, never from the request."""
     for name in ("alice", "bob", "alice"):

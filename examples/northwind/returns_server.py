@@ -6,6 +6,10 @@ The tokens are static here (`tok-c1001` is customer C-1001), checked by mcpkit's
 layer (`BearerAuth`): a request without a known token gets 401 with the protected-resource
 metadata, and tools read the caller through `FromPrincipal`. Swap `StaticTokens` for
 `JWTVerifier` or `IntrospectionVerifier` to use a real authorization server.
+
+It advertises the idempotency extension (`dev.mcpkit/idempotency`): a `create_return` repeated
+with the same key (a host retrying a call whose answer was lost) gets the first answer instead
+of opening a second return.
 """
 
 from __future__ import annotations
@@ -16,8 +20,9 @@ from typing import Annotated
 
 from mcpkit import Context, Server, ToolError
 from mcpkit.auth import AccessToken, BearerAuth, FromPrincipal, InvalidToken
+from mcpkit.server.idempotency import MemoryIdempotencyStore
 
-server = Server("northwind-returns", version="1.0")
+server = Server("northwind-returns", version="1.0", idempotency=MemoryIdempotencyStore())
 
 ORDERS = {
     "ORD-7": ("C-1001", "KET-BLUE"),
@@ -25,6 +30,7 @@ ORDERS = {
     "ORD-9": ("C-2002", "KET-RED"),
 }
 _rma = itertools.count(3001)
+RETURNS: dict[str, list[dict[str, str]]] = {}  # customer -> the returns opened
 Customer = Annotated[str, FromPrincipal("sub")]
 
 
@@ -85,7 +91,7 @@ async def create_return(
     content = answer.content or {}
     if not answer.accepted or not content.get("confirm"):
         return {"status": "not created", "reason": f"the customer chose to {answer.action}"}
-    return {
+    created = {
         "status": "created",
         "rma": f"RMA-{next(_rma)}",
         "order_id": order_id,
@@ -93,6 +99,8 @@ async def create_return(
         "units": str(content.get("units", 1)),
         "label": str(content.get("label", "email")),
     }
+    RETURNS.setdefault(customer, []).append(created)
+    return created
 
 
 @server.tool()
@@ -102,6 +110,18 @@ async def list_orders(customer: Customer) -> list[dict[str, str]]:
     Use it when the customer asks about their orders or you need an order id. Returns each
     order's id and SKU; other customers' orders are never shown."""
     return [{"order_id": o, "sku": sku} for o, (c, sku) in ORDERS.items() if c == customer]
+
+
+@server.tool()
+async def list_returns(customer: Customer) -> list[dict[str, str]]:
+    """List the returns opened for the customer you are talking to.
+
+    Use it when the customer asks whether a return exists or what became of it. Returns each
+    return's RMA number, order id and units."""
+    return [
+        {"rma": r["rma"], "order_id": r["order_id"], "units": r["units"]}
+        for r in RETURNS.get(customer, [])
+    ]
 
 
 def auth(port: int) -> BearerAuth:

@@ -1,4 +1,5 @@
-"""A server with idempotency keys on: `python idempotent_server.py PORT [REDIS_URL]` (HTTP).
+"""A server with idempotency keys on: `python idempotent_server.py PORT [REDIS_URL | plain]`
+(HTTP; `plain`: the same server without the extension, as servers that do not know it are).
 
 Bearer tokens are caller names (`Authorization: Bearer alice`). `bump` counts its runs per
 caller, so a test can prove how often a keyed call really ran; `runs` reads the count.
@@ -15,7 +16,14 @@ from mcpkit.server.idempotency import MemoryIdempotencyStore
 from mcpkit.server.redis_idempotency import RedisIdempotencyStore
 
 port = int(sys.argv[1])
-store = RedisIdempotencyStore(sys.argv[2]) if len(sys.argv) > 2 else MemoryIdempotencyStore()
+where = sys.argv[2] if len(sys.argv) > 2 else None
+store = (
+    None
+    if where == "plain"
+    else RedisIdempotencyStore(where)
+    if where
+    else MemoryIdempotencyStore()
+)
 server = Server("idempotent", idempotency=store)
 counts: Counter[str | None] = Counter()
 

@@ -4,6 +4,7 @@
     python northwind_faults.py shipping-changed      # stdio: `track_parcel` says something new
     python northwind_faults.py late GATE             # stdio: starts serving once GATE is written
     python northwind_faults.py noisy                 # stdio: writes junk to stdout and stderr
+    python northwind_faults.py returns-plain PORT    # HTTP: returns without idempotency keys
     python northwind_faults.py warehouse-recorded FILE PORT  # HTTP: each tools/call name → FILE
 
 The examples themselves are imported unchanged; the fault is added around them.
@@ -108,6 +109,15 @@ def noisy() -> None:
     server.run("stdio")
 
 
+def returns_plain(port: int) -> None:
+    """The returns server as a server that does not know the idempotency extension is."""
+    module = example("returns_server")
+    server = Server("northwind-returns", version="1.0")
+    for tool in module.server.tools.values():
+        server.add_tool(tool)
+    server.run("http", port=port, auth=module.auth(port))
+
+
 if __name__ == "__main__":
     kind, *rest = sys.argv[1:]
     if kind == "warehouse-hang":
@@ -118,6 +128,8 @@ if __name__ == "__main__":
         late(rest[0])
     elif kind == "noisy":
         noisy()
+    elif kind == "returns-plain":
+        returns_plain(int(rest[0]))
     elif kind == "warehouse-recorded":
         warehouse_recorded(rest[0], int(rest[1]))
     else:

@@ -49,6 +49,8 @@ def audit(
     for r in records:
         outcome = str(r.get("outcome", ""))
         style = "green" if outcome == "ok" else "yellow" if outcome == "denied" else "red"
+        if isinstance(r.get("attempts"), int) and r["attempts"] > 1:
+            outcome += f" ({r['attempts']} attempts)"
         table.add_row(
             escape(str(r.get("time", "")).replace("T", " ").rstrip("Z")),
             escape(" ".join(str(r[k]) for k in ("agent", "principal") if r.get(k)) or "-"),

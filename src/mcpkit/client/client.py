@@ -170,6 +170,7 @@ class Client(AsyncResource, CatalogRequests):
             self.timeout,
             self.probe_timeout,
         )
+        self.session.honours_keys = self.supports_idempotency
         return self.info
 
     async def open(self) -> ServerInfo:
@@ -251,6 +252,7 @@ class Client(AsyncResource, CatalogRequests):
         self.info = server_info(
             await self.request("server/discover"), self.session.protocol_version
         )
+        self.session.honours_keys = self.supports_idempotency
         return self.info
 
     async def list_page(

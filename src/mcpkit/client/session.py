@@ -88,6 +88,9 @@ class ClientSession(AsyncResource):
         #: The level sent as `io.modelcontextprotocol/logLevel` on each request, so the server
         #: may send its log messages at or above it (LOG-03/04); None: no logs.
         self.log_level: str | None = None
+        #: The server advertised the idempotency extension (`Client` sets it once connected):
+        #: only then does a key make a second delivery of a `tools/call` harmless.
+        self.honours_keys = False
         self._ids = itertools.count(1)
 
     async def open(self) -> None:
@@ -121,7 +124,8 @@ class ClientSession(AsyncResource):
         replaces both (a timeout that progress may restart, under an overall maximum).
         A stream that broke before its response is re-sent once with a new id (TR-HTTP-22); so
         is a request whose connection closed before any answer, unless a second delivery could
-        repeat its effect (`tools/call`, `tasks/update`) and it carries no idempotency key.
+        repeat its effect (`tools/call`, `tasks/update`) and it carries no idempotency key that
+        the server honours (`honours_keys`).
         """
         body: JSONObject = dict(params or {})
         extra = body.get("_meta")
@@ -142,7 +146,7 @@ class ClientSession(AsyncResource):
                         else self._exchange(request_id, method, body)
                     )
                 except ConnectionClosed as exc:
-                    if not (isinstance(exc, StreamBroken) or _resendable(method, meta)):
+                    if not (isinstance(exc, StreamBroken) or self._resendable(method, meta)):
                         raise  # it may have run: only a key makes a second delivery safe
                     request_id = next(self._ids)  # same body: the same idempotency key
                     response = await self._exchange(request_id, method, body)
@@ -161,6 +165,9 @@ class ClientSession(AsyncResource):
         response = await self.transport.request(request_id, method, body)
         self.trace("recv", response_message(response))
         return response
+
+    def _resendable(self, method: str, meta: JSONObject) -> bool:
+        return method not in _REPEATS_EFFECTS or (self.honours_keys and IDEMPOTENCY_KEY in meta)
 
     def next_id(self) -> int:
         return next(self._ids)
@@ -221,10 +228,6 @@ async def refreshing_tools(
     except HeaderMismatch:
         await refresh()
         return await send()
-
-
-def _resendable(method: str, meta: JSONObject) -> bool:
-    return method not in _REPEATS_EFFECTS or IDEMPOTENCY_KEY in meta
 
 
 def response_message(response: Response) -> JSONObject:

@@ -251,7 +251,8 @@ class Agent:
             result = ToolResult(
                 call_id, fitted.model, done.raw.is_error, fitted.user_only, done.raw.raw
             )
-        audit.finished(done.kind, (done.error or _first_line(result)) if result.is_error else None)
+        error = (done.error or _first_line(result)) if result.is_error else None
+        audit.finished(done.kind, error, key=done.key, attempts=done.attempts)
         record.finished(done.kind)
         self.ui.tool_result(pending, result)
         return result

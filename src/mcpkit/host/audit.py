@@ -2,13 +2,17 @@
 
     {"time": "2026-12-01T09:30:12.104Z", "agent": "support", "server": "returns",
      "tool": "create_return", "call": "toolu_01", "arguments": "sha256:5f1c…",
-     "decision": "allow", "by": "user", "outcome": "ok", "duration_ms": 412.7, "error": null}
+     "decision": "allow", "by": "user", "outcome": "ok", "duration_ms": 412.7, "error": null,
+     "key": "mcpkit-0c8e…", "attempts": 2}
 
 `arguments` is a digest (SHA-256 of canonical JSON) of the arguments the model gave, before
 the host adds host-owned values: the log can show which call was made without storing what was
 in it (a digest of a short value can be guessed, so it attests, it does not hide). `by` says who decided (see
 `consent.Ruling`). `outcome` is `ok`, `tool-error` (the tool reported a failure), `error`
-(no result: refused, unreachable, protocol error), `timeout` or `denied`. Opt in with
+(no result: refused, unreachable, protocol error), `timeout`, `unknown` (the connection failed
+after the call may have reached the server, and repeating it was not safe) or `denied`. `key`
+is the call's idempotency key (sent with every attempt) and `attempts` how many times it was
+sent (0: never, as for a denied call; over 1: retried, see `retry.py`). Opt in with
 `"host": {"audit": "PATH"}` in the config or `mcpkit host --audit PATH`; read it with
 `mcpkit audit`. Lines are appended with one write each (O_APPEND), so several hosts may share
 a file; the file is created readable by its owner only.
@@ -54,6 +58,8 @@ class AuditRecord:
     error: str | None = None
     #: Who called, behind `mcpkit gateway` (the front token's principal); None in a host.
     principal: str | None = None
+    key: str | None = None
+    attempts: int = 0
 
 
 class CallAudit:
@@ -67,8 +73,11 @@ class CallAudit:
     def decided(self, decision: str, by: str) -> None:
         self.record.decision, self.record.by = decision, by
 
-    def finished(self, outcome: str, error: str | None = None) -> None:
+    def finished(
+        self, outcome: str, error: str | None = None, *, key: str | None = None, attempts: int = 0
+    ) -> None:
         self.record.outcome, self.record.error = outcome, error
+        self.record.key, self.record.attempts = key, attempts
         self.record.duration_ms = round((time.perf_counter() - self._start) * 1000, 1)
         if self.log is not None:
             self.log.write(self.record)

@@ -22,6 +22,7 @@ from .link import ClientFeatures, ServerLink
 from .models.base import ModelAdapter
 from .naming import ToolNames
 from .pins import PinChange, ToolPins
+from .retry import RetryPolicy
 
 if TYPE_CHECKING:
     from ..telemetry.config import Telemetry
@@ -52,6 +53,7 @@ class Fleet:
         pins: ToolPins | None = None,
         servers: list[str] | None = None,
         restart: Backoff | None = None,
+        retry: RetryPolicy | None = None,
         features: ClientFeatures | None = None,
         telemetry: Telemetry | None = None,
     ) -> None:
@@ -69,6 +71,7 @@ class Fleet:
                 model,
                 pins,
                 restart=restart,
+                retry=retry,
                 on_change=self._changed,
                 features=features,
                 telemetry=telemetry,

@@ -90,6 +90,7 @@ class Host(AsyncResource):
             pins=pins,
             servers=servers,
             restart=self.settings.restart,
+            retry=self.settings.retry,
             features=features,
             telemetry=config_telemetry,
         )

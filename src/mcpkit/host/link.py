@@ -25,6 +25,7 @@ from .conversation import AssistantMessage, Message, UserMessage
 from .deadlines import Clock
 from .models.base import ModelAdapter
 from .pins import PinChange, ToolPins
+from .retry import RetryPolicy
 from .supervision import LinkState, StateChange, connection_lost, describe
 from .ui import HostUI
 
@@ -60,6 +61,7 @@ class ServerLink:
         pins: ToolPins | None,
         *,
         restart: Backoff | None = None,
+        retry: RetryPolicy | None = None,
         on_change: Callable[[ServerLink, StateChange], None] | None = None,
         features: ClientFeatures | None = None,
         telemetry: Telemetry | None = None,
@@ -79,6 +81,8 @@ class ServerLink:
         self.model = model
         self.pins = pins
         self.restart = restart or Backoff()
+        #: How a failed call to this server is tried again, when that is safe (`calls.invoke`).
+        self.retry = retry or RetryPolicy()
         self.on_change = on_change
         self.client: Client | None = None
         #: The tools offered to the model (a changed, unapproved definition is withheld).

@@ -5,9 +5,10 @@ sent with every retry of that call (so a server that knows the key answers a rep
 first answer). A failed attempt is repeated, a capped number of times with backoff, only when
 repeating it is certainly harmless:
 
-- the request certainly never reached the server (`Failure.NOT_DELIVERED`);
-- the server advertises the idempotency extension (`dev.mcpkit/idempotency`): it recognises
-  the key;
+- the request certainly never reached the server (`Failure.NOT_DELIVERED`: `ConnectFailed`);
+- the server advertises the idempotency extension
+  (`mcpkit.protocol.idempotency.IDEMPOTENCY_EXTENSION`, `Client.supports_idempotency`): it
+  recognises the key;
 - a **trusted** server annotates the tool `idempotentHint` or `readOnlyHint` (TOOL-12).
 
 Anything else whose outcome is unknown (the connection dropped mid-call, no answer in time) is
@@ -16,9 +17,8 @@ deadline is never repeated (the deadline was its budget); a call the server answ
 with an error, is never repeated either.
 
 This module is the policy and a runner, with no I/O of its own: `call_with_retries(attempt,
-...)` calls `attempt(key)` and decides after each failure. (Wiring: the key reaches the server
-through the client's `call_tool(..., idempotency_key=key)`; `ConnectFailed` joins
-`NOT_DELIVERED_ERRORS`.)
+...)` calls `attempt(key)` and decides after each failure; `host/calls.py` sends each attempt
+as `client.call_tool(..., idempotency_key=key)`.
 """
 
 from __future__ import annotations
@@ -30,15 +30,22 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from ..client.errors import (
+    AuthorizationError,
+    ConnectFailed,
+    ConnectionClosed,
+    InvalidResponse,
+    TaskCancelled,
+    TransportError,
+)
 from ..protocol.errors import MCPError
 from .backoff import Backoff
 from .deadlines import DeadlineExceeded
 
 T = TypeVar("T")
 
-IDEMPOTENCY_EXTENSION = "dev.mcpkit/idempotency"
 #: Errors meaning the request certainly never left the host (the connection could not be made).
-NOT_DELIVERED_ERRORS: tuple[type[BaseException], ...] = ()
+NOT_DELIVERED_ERRORS: tuple[type[BaseException], ...] = (ConnectFailed,)
 
 
 class Failure(enum.Enum):
@@ -57,13 +64,16 @@ class Verdict(enum.Enum):
 def classify(
     exc: BaseException, not_delivered: tuple[type[BaseException], ...] = NOT_DELIVERED_ERRORS
 ) -> Failure:
-    if isinstance(exc, MCPError):
-        return Failure.ANSWERED
+    if isinstance(exc, MCPError | AuthorizationError | TaskCancelled):
+        return Failure.ANSWERED  # an error, a refusal, a task ended: the server had its say
     if not_delivered and isinstance(exc, not_delivered):
         return Failure.NOT_DELIVERED
     if isinstance(exc, DeadlineExceeded):
         return Failure.TIMED_OUT
-    return Failure.UNKNOWN
+    status = exc.status if isinstance(exc, TransportError) else None
+    if status is not None and status < 500:
+        return Failure.ANSWERED  # refused at the HTTP layer (4xx): the tool did not run
+    return Failure.UNKNOWN  # the connection broke, a 5xx, an answer that is not MCP
 
 
 def new_key() -> str:
@@ -89,9 +99,32 @@ class CallSafety:
 
 @dataclass(frozen=True, slots=True)
 class RetryPolicy:
-    #: Attempts in all, the first included.
+    """How often a call is tried (`attempts`, the first included; 1: never repeated) and the
+    wait before each retry. From config: `"host": {"retry": {"attempts": 3, "initial": 0.2,
+    "max": 2}}` (`factor` and `jitter` as for `restart`)."""
+
     attempts: int = 3
     backoff: Backoff = field(default_factory=lambda: Backoff(initial=0.2, factor=2, cap=2))
+
+    def __post_init__(self) -> None:
+        if type(self.attempts) is not int or self.attempts < 1:
+            raise ValueError('"attempts" must be a whole number ≥ 1 (1: never repeat a call)')
+
+    @classmethod
+    def parse(cls, value: Any) -> RetryPolicy:
+        """The `retry` object of the host settings (ValueError says what is wrong)."""
+        default = cls()
+        if value is None:
+            return default
+        if not isinstance(value, Mapping):
+            raise ValueError('it must be an object like {"attempts": 3, "initial": 0.2, "max": 2}')
+        unknown = set(value) - {"attempts", "initial", "max", "factor", "jitter"}
+        if unknown:
+            raise ValueError(
+                f"unknown keys {sorted(unknown)} (attempts, initial, max, factor, jitter)"
+            )
+        timing = {k: v for k, v in value.items() if k != "attempts"}
+        return cls(value.get("attempts", default.attempts), Backoff.parse(timing, default.backoff))
 
     def decide(self, failure: Failure, attempt: int, safety: CallSafety) -> Verdict:
         """After attempt number `attempt` (0 for the first) failed with `failure`."""
@@ -124,8 +157,14 @@ class OutcomeUnknown(Exception):
 
 def _reason(exc: BaseException) -> str:
     if isinstance(exc, DeadlineExceeded):
-        return str(exc)
-    return "the connection failed before its answer arrived"
+        return f"{exc}, and it was cancelled"
+    if isinstance(exc, InvalidResponse):
+        return "the server's answer was not valid MCP"
+    if isinstance(exc, TransportError) and exc.status is not None:
+        return f"the server answered HTTP {exc.status}"
+    if isinstance(exc, ConnectionClosed):
+        return "the connection failed before its answer arrived"
+    return "no answer arrived"
 
 
 async def call_with_retries(

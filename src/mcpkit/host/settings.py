@@ -1,10 +1,13 @@
 """The host's own settings, from the `"host"` object beside `mcpServers`:
 
     "host": {"startupTimeout": 5, "restart": {"initial": 0.5, "max": 30},
+             "retry": {"attempts": 3, "initial": 0.2, "max": 2},
              "audit": "audit.jsonl", "log": "host.log", "pins": "tool-pins.json"}
 
 - `startupTimeout`: seconds the first model round waits for servers; later ones join when ready.
 - `restart`: the backoff between reconnection attempts to a server that went down.
+- `retry`: how often a tool call that failed is tried in all, when repeating it is safe, and
+  the backoff between tries (`retry.py`); `"attempts": 1` never repeats a call.
 - `audit`: append one JSON line per tool call here (off when absent).
 - `log`: where server noise (invalid stdout lines, stderr) and link changes are written.
 - `pins`: the tool pin file.
@@ -22,12 +25,13 @@ from typing import TYPE_CHECKING, Any
 from .backoff import Backoff
 from .config import ConfigError, HostConfig
 from .consent import ConsentRules
+from .retry import RetryPolicy
 
 if TYPE_CHECKING:
     from .catalog import ToolSettings
 
 DEFAULT_STARTUP_TIMEOUT = 5.0
-_KEYS = {"startupTimeout", "restart", "audit", "log", "pins"}
+_KEYS = {"startupTimeout", "restart", "retry", "audit", "log", "pins"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +41,7 @@ class HostSettings:
     audit: Path | None = None
     log: Path | None = None
     pins: Path | None = None
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
 
     @classmethod
     def from_config(cls, config: HostConfig) -> HostSettings:
@@ -59,11 +64,14 @@ class HostSettings:
             restart = Backoff.parse(raw.get("restart"), Backoff())
         except ValueError as exc:
             raise ConfigError(f'{where}: "restart": {exc}') from None
-        return cls(
-            float(startup),
-            restart,
-            *(_path(raw.get(key), base, f'{where}: "{key}"') for key in ("audit", "log", "pins")),
+        try:
+            retry = RetryPolicy.parse(raw.get("retry"))
+        except ValueError as exc:
+            raise ConfigError(f'{where}: "retry": {exc}') from None
+        audit, log, pins = (
+            _path(raw.get(key), base, f'{where}: "{key}"') for key in ("audit", "log", "pins")
         )
+        return cls(float(startup), restart, audit, log, pins, retry)
 
 
 def _path(value: Any, base: Path | None, where: str) -> Path | None:

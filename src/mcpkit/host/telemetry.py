@@ -12,7 +12,7 @@ model's tool call to the server's handler:
 
 Metrics: `gen_ai.client.operation.duration` and `gen_ai.client.token.usage` (model calls),
 `mcpkit.host.tool_call.duration`
-(by tool and outcome: ok, tool-error, error, timeout, denied) and
+(by tool and outcome: ok, tool-error, error, timeout, unknown, denied) and
 `mcpkit.host.consent.decisions` (allow/deny, by who decided). Loaded only when telemetry is on;
 otherwise the agent uses `OFF`, whose spans are no-ops.
 """
@@ -68,7 +68,7 @@ class CallRecord:
         self.attrs[GEN_AI_TOOL_TYPE] = "extension"  # runs on an MCP server
 
     def finished(self, outcome: str) -> None:
-        """ok, tool-error, error, timeout or denied."""
+        """ok, tool-error, error, timeout, unknown or denied (as the audit trail says)."""
         self.outcome = outcome
 
 

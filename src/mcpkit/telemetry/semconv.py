@@ -43,7 +43,7 @@ MCPKIT_RESULT_TYPE = "mcpkit.result_type"  # "input_required" (an MRTR round) or
 MCPKIT_SERVER = "mcpkit.server"  # the host's name for a server (its config key)
 MCPKIT_TOOL = "mcpkit.tool"  # the tool's own name on its server
 MCPKIT_ROUND = "mcpkit.round"  # the round of an agent turn, from 1
-MCPKIT_OUTCOME = "mcpkit.outcome"  # a host tool call: ok, tool-error, error, timeout, denied
+MCPKIT_OUTCOME = "mcpkit.outcome"  # a tool call: ok, tool-error, error, timeout, unknown, denied
 MCPKIT_CONSENT_DECISION = "mcpkit.consent.decision"  # allow or deny
 MCPKIT_CONSENT_BY = "mcpkit.consent.by"  # who decided: policy, user, host-owned, ...
 
