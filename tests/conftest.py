@@ -4,7 +4,15 @@ from typing import Any
 
 import pytest
 
+from mcpkit.client.era import ERA_CACHE
 from support import AsgiClient, load_everything_server
+
+
+@pytest.fixture(autouse=True)
+def fresh_era_cache() -> None:
+    """Each test starts with no detected era (VER-11 caches one per server for the process):
+    a test that met a server as 2025-11-25 must not decide how the next one connects."""
+    ERA_CACHE.clear()
 
 
 @pytest.fixture(scope="session")
