@@ -221,10 +221,10 @@ class Server(Registrations):
             caps["extensions"] = extensions
         return caps
 
-    #: The front door every transport calls first: `server.admit(data, http, session=...,
-    #: emit=..., outbox=...)`, one received message in, what to do with it out (or `Refused`).
-    #: No I/O. See `mcpkit.server.admission`.
     admit = admission.admit
+    """The front door every transport calls first: `server.admit(data, http, session=...,
+    emit=..., outbox=...)`, one received message in, what to do with it out (or `Refused`).
+    No I/O. See `mcpkit.server.admission`."""
 
     async def handle(self, request: ServerRequest) -> Any:
         """THE dispatch point: answer one admitted request; the `result` value. The
