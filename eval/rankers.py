@@ -1,14 +1,15 @@
 """Each ranker of `search_tools` on the same tool documents, in-process (see tool_search.py).
 
-Prints one line per ranker that can run here, BM25 without its synonym groups, and the
-hybrid's fusion constant under cross-validation with servers held out.
+Prints one line per ranker that can run here, BM25 without its synonym groups, BM25 and the
+hybrid without the nouns of identifier shapes, and the hybrid's fusion constant under
+cross-validation with servers held out.
 """
 
 from __future__ import annotations
 
 import random
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from mcpkit.host import search, vocabulary
@@ -61,6 +62,20 @@ def without_synonyms(docs: Sequence[ToolDoc], requests: Requests, limit: int) ->
         vocabulary.SYNONYMS, vocabulary.ABBREVIATIONS = saved
 
 
+def without_shapes(
+    make: Callable[[], search.Ranker], docs: Sequence[ToolDoc], requests: Requests, limit: int
+) -> str:
+    """`make()`'s ranker with no nouns inferred from identifier shapes (the analyzer reads
+    `vocabulary.IDENTIFIER_SHAPES` when it is made)."""
+    saved = vocabulary.IDENTIFIER_SHAPES
+    vocabulary.IDENTIFIER_SHAPES = ()
+    try:
+        ranker = make()
+    finally:
+        vocabulary.IDENTIFIER_SHAPES = saved
+    return run(ranker, docs, requests, limit)
+
+
 def cross_validate(
     parts: Sequence[Scorer], docs: Sequence[ToolDoc], requests: Requests, limit: int
 ) -> tuple[float, list[int]]:
@@ -81,7 +96,8 @@ def cross_validate(
 
     server_of = [item["tools"][0].split("__")[0] for item in requests]
     servers = sorted(set(server_of))
-    found, chosen = [], []
+    found: list[bool] = []
+    chosen: list[int] = []
     for shuffle in range(SHUFFLES):
         order = servers[:]
         random.Random(shuffle).shuffle(order)
@@ -101,6 +117,7 @@ def compare_rankers(docs: Sequence[ToolDoc], requests: Requests, limit: int) -> 
     print(f"  {'ranker':<22}{'recall@1':>8} {'recall@' + str(limit):>8} {'MRR':>6}")
     print(f"  {'bm25':<22}" + run(BM25Ranker(), docs, requests, limit))
     print(f"  {'bm25, no synonyms':<22}" + without_synonyms(docs, requests, limit))
+    print(f"  {'bm25, no id shapes':<22}" + without_shapes(BM25Ranker, docs, requests, limit))
     try:
         embedding = make_ranker("embeddings")
     except EmbeddingUnavailable as exc:
@@ -110,6 +127,8 @@ def compare_rankers(docs: Sequence[ToolDoc], requests: Requests, limit: int) -> 
     hybrid = make_ranker("hybrid")
     label = f"hybrid (RRF k={search.RRF_K})"
     print(f"  {label:<22}" + run(hybrid, docs, requests, limit))
+    plain = without_shapes(lambda: make_ranker("hybrid"), docs, requests, limit)
+    print(f"  {'hybrid, no id shapes':<22}" + plain)
     assert isinstance(hybrid, HybridRanker)
     score, chosen = cross_validate(hybrid.rankers, docs, requests, limit)
     print(

@@ -17,9 +17,10 @@ over all rounds; the full catalogue is the same 404 definitions in every round.
 Before that run, each ranker that can run here (`rankers.RANKERS`: BM25; the embedding model
 and the hybrid of both where the `search` extra is installed) ranks the same tool documents
 the host indexes, in this process: recall@1, recall@5, MRR, the index build and the latency
-of one query. Two honesty checks follow: BM25 without its synonym groups, and the hybrid's
-fusion constant chosen by cross-validation with the labelled tools' servers held out (5 folds,
-3 shuffles): what a `k` picked on other servers' requests scores on these ones. The
+of one query. Honesty checks follow: BM25 without its synonym groups, BM25 and the hybrid
+without the nouns of identifier shapes (written after reading these requests' misses), and
+the hybrid's fusion constant chosen by cross-validation with the labelled tools' servers
+held out (5 folds, 3 shuffles): what a `k` picked on other servers' requests scores on these ones. The
 end-to-end run uses the host's default ranker ("auto"), and its `recall@5` is the last line.
 
     .venv/bin/python eval/tool_search.py [--verbose] [--ranker NAME]

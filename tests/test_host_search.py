@@ -11,7 +11,7 @@ import pytest
 
 from mcpkit.host import ConfigError, ToolSettings, embeddings, rankers
 from mcpkit.host.rankers import make_ranker
-from mcpkit.host.search import BM25Ranker, Hit, HybridRanker, ToolDoc
+from mcpkit.host.search import Analyzer, BM25Ranker, Hit, HybridRanker, ToolDoc
 from support import ROOT
 
 needs_model = pytest.mark.skipif(
@@ -165,3 +165,19 @@ async def test_search_tools_reports_a_ranker_that_cannot_run(
     assert result.is_error and "search_tools cannot rank: embedding search needs" in str(
         result.content
     )
+
+
+def test_identifiers_imply_the_noun_they_name() -> None:
+    analyzer = Analyzer()
+    assert analyzer.query_terms("Move OPS-88 to Done") == ["move", "op", "88", "done", "issu"]
+    terms = analyzer.query_terms("post in #eng about octo/widgets, notes.md and https://x.org")
+    assert terms[-4:] == ["channel", "repositori", "file", "url"]
+    assert analyzer.query_terms("move it to done") == ["move", "done"]  # no identifier, no noun
+    # "Reassign DOC-4" finds the issue tool, though the request never says "issue"
+    docs = [
+        ToolDoc("j__assign", "assign_issue", "j", description="Assign an issue to a user."),
+        ToolDoc("d__assign", "assign_doc", "d", description="Assign a document to a user."),
+    ]
+    ranker = BM25Ranker()
+    ranker.index(docs)
+    assert ranker.search("Assign DOC-4 to Priya", 2)[0].key == "j__assign"

@@ -95,18 +95,20 @@ def split_words(text: str) -> list[str]:
 @dataclass
 class Analyzer:
     """Words → index terms: split, stop words dropped (Lucene's English list), stemmed; and a
-    query's expansion terms from `vocabulary` (synonyms, abbreviations)."""
+    query's expansion terms from `vocabulary` (synonyms, abbreviations) and the nouns its
+    identifiers imply (`vocabulary.IDENTIFIER_SHAPES`)."""
 
     language: str = "english"
     _stemmer: Any = field(default=None, repr=False)
     _stop: frozenset[str] = field(default=frozenset(), repr=False)
     _related: dict[str, frozenset[str]] = field(default_factory=dict, repr=False)
+    _shapes: tuple[tuple[re.Pattern[str], str], ...] = field(default=(), repr=False)
 
     def __post_init__(self) -> None:
         import Stemmer
         from bm25s.stopwords import STOPWORDS_EN
 
-        from .vocabulary import ABBREVIATIONS, SYNONYMS
+        from .vocabulary import ABBREVIATIONS, IDENTIFIER_SHAPES, SYNONYMS
 
         self._stemmer = Stemmer.Stemmer(self.language)
         self._stop = frozenset(STOPWORDS_EN)
@@ -118,10 +120,16 @@ class Analyzer:
         for short, long in ABBREVIATIONS.items():
             related.setdefault(short, set()).update(self.terms(long))
         self._related = {k: frozenset(v) for k, v in related.items()}
+        self._shapes = tuple((re.compile(p), noun) for p, noun in IDENTIFIER_SHAPES)
 
     def terms(self, text: str) -> list[str]:
         words = [w for w in split_words(text) if w not in self._stop]
         return list(self._stemmer.stemWords(words))
+
+    def query_terms(self, text: str) -> list[str]:
+        """`terms` of a request, with the nouns its identifiers imply added."""
+        nouns = [noun for pattern, noun in self._shapes if pattern.search(text)]
+        return self.terms(" ".join([text, *nouns]))
 
     def expansions(self, terms: list[str]) -> list[str]:
         """Related terms of `terms` that are not among them already."""
@@ -184,7 +192,7 @@ class BM25Ranker:
 
     def scores(self, query: str) -> list[float]:
         """Every indexed tool's score for `query`, in index order."""
-        terms = self.analyzer.terms(query)
+        terms = self.analyzer.query_terms(query)
         total = [0.0] * len(self._keys)
         if not terms:
             return total
