@@ -31,7 +31,8 @@ from .subscriptions import RESOURCE_UPDATED
 from .uri_template import UriTemplate
 
 if TYPE_CHECKING:
-    from .server import Completer, Server
+    from .registrations import Completer
+    from .server import Server
 
 T = TypeVar("T")
 _LISTS = (

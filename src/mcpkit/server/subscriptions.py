@@ -66,7 +66,7 @@ class Subscription:
         # SUB-11/12: graceful closure by the server.
         return {"resultType": "complete", "_meta": {META_SUBSCRIPTION_ID: self.id}}
 
-    def _offer(self, item: Any) -> None:
+    def offer(self, item: Any) -> None:
         if self.closed:
             return
         try:
@@ -211,16 +211,16 @@ class SubscriptionHub:
         for sub in list(self._subs):
             if task.id in sub.task_ids:
                 params = params or task.detailed()
-                sub._offer(sub.message(TASK_STATUS_NOTIFICATION, params))
+                sub.offer(sub.message(TASK_STATUS_NOTIFICATION, params))
 
     def _deliver(self, method: str, params: dict[str, Any] | None, uri: str | None) -> None:
         for sub in list(self._subs):
             if sub.wants(method, uri):
-                sub._offer(sub.message(method, params))
+                sub.offer(sub.message(method, params))
 
     def close_all(self) -> None:
         """Server shutdown: every stream ends with its final result."""
         for sub in list(self._subs):
-            sub._offer(_CLOSED)
+            sub.offer(_CLOSED)
             sub.closed = True
         self._subs.clear()

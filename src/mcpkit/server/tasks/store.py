@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -194,6 +194,11 @@ class TaskStore:
 
     def __len__(self) -> int:
         return len(self._tasks)
+
+    def __iter__(self) -> Iterator[TaskRecord]:
+        """Every task held, oldest first (for inspection and tests; callers get theirs with
+        `get`)."""
+        return iter(list(self._tasks.values()))
 
     def count_by_status(self) -> dict[str, int]:
         """How many tasks are in each status (for metrics)."""
