@@ -16,6 +16,7 @@ $(STAMP): pyproject.toml
 lint: $(STAMP)
 	$(BIN)/ruff check src tests examples eval
 	$(BIN)/ruff format --check src tests examples eval
+	$(BIN)/lint-imports --no-cache  # the layers and no cycles (.importlinter)
 
 typecheck: $(STAMP)
 	$(BIN)/mypy

@@ -79,7 +79,7 @@ def bench_sync(fn: Any, args_list: list[Any]) -> float:
 
 async def amain(n: int, rounds: int) -> None:
     from mcpkit.protocol import jsonrpc
-    from mcpkit.transports.http import StreamableHTTPApp
+    from mcpkit.server.transports.http import StreamableHTTPApp
 
     server = build(2)
     bodies = [body(i) for i in range(n)]

@@ -14,7 +14,8 @@ from typing import Any
 
 from mcpkit.host import search, vocabulary
 from mcpkit.host.embeddings import EmbeddingUnavailable
-from mcpkit.host.search import BM25Ranker, HybridRanker, Scorer, ToolDoc, make_ranker
+from mcpkit.host.rankers import make_ranker
+from mcpkit.host.search import BM25Ranker, HybridRanker, Scorer, ToolDoc
 
 #: Fusion constants the cross-validation chooses among (search.RRF_K is the default).
 RRF_CHOICES = (1, 2, 3, 5, 10, 20, 30, 60)

@@ -14,7 +14,7 @@ recall@k: share of requests with a labelled tool among the first k found; MRR: m
 tokens per round: o200k_base tokens of the tool definitions in each model request, averaged
 over all rounds; the full catalogue is the same 404 definitions in every round.
 
-Before that run, each ranker that can run here (`search.RANKERS`: BM25; the embedding model
+Before that run, each ranker that can run here (`rankers.RANKERS`: BM25; the embedding model
 and the hybrid of both where the `search` extra is installed) ranks the same tool documents
 the host indexes, in this process: recall@1, recall@5, MRR, the index build and the latency
 of one query. Honesty checks follow: BM25 without its synonym groups, BM25 and the hybrid

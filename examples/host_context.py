@@ -8,10 +8,17 @@ deterministic stand-in (not AI); pass `make_model("anthropic:...")` for a real o
 
 import sys
 
-from mcpkit.host import CallExtras, CallInfo, Host, ToolSettings, parse_config
-from mcpkit.host.conversation import AssistantMessage, ToolCall
-from mcpkit.host.models.scripted import ScriptedModel
-from mcpkit.host.terminal import TerminalUI
+from mcpkit.host import (
+    AssistantMessage,
+    CallExtras,
+    CallInfo,
+    Host,
+    ScriptedModel,
+    TerminalUI,
+    ToolCall,
+    ToolSettings,
+    parse_config,
+)
 
 config = parse_config(
     {

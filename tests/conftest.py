@@ -4,16 +4,15 @@ from typing import Any
 
 import pytest
 
+from mcpkit.client.era import ERA_CACHE
 from support import AsgiClient, load_everything_server
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    # The wire-schema check reads what every other test recorded: run it last.
-    last = [
-        i for i in items if i.module is not None and i.module.__name__.endswith(("wire_schema",))
-    ]
-    rest = [i for i in items if i not in last]
-    items[:] = rest + last
+@pytest.fixture(autouse=True)
+def fresh_era_cache() -> None:
+    """Each test starts with no detected era (VER-11 caches one per server for the process):
+    a test that met a server as 2025-11-25 must not decide how the next one connects."""
+    ERA_CACHE.clear()
 
 
 @pytest.fixture(scope="session")

@@ -1,6 +1,6 @@
 """Test helpers for the 2025-11-25 session wire: an in-process session client over ASGI that
-sees SSE event ids, and the `LEGACY_WIRE` recorder that `test_legacy_wire_schema.py` validates
-against the 2025-11-25 schema at the end of the run.
+sees SSE event ids, and `record`, which checks each server message against the 2025-11-25
+schema as it arrives.
 """
 
 from __future__ import annotations
@@ -13,24 +13,22 @@ from typing import Any
 
 import orjson
 
-from support import _scope
+from support import Receive, asgi_scope
+from support import record as record_as
 
 V25 = "2025-11-25"
-#: (request method, message) for every server message seen on the session wire.
-LEGACY_WIRE: list[tuple[str, dict[str, Any]]] = []
-
-
 _recording = [True]
 
 
 def record(method: str, message: dict[str, Any]) -> None:
+    """A message the server sent on the session wire: valid 2025-11-25, or the test fails."""
     if _recording[0]:
-        LEGACY_WIRE.append((method, message))
+        record_as(method, message, V25)
 
 
 @contextlib.contextmanager
 def not_recorded() -> Iterator[None]:
-    """For memory measurements: the recorder itself would grow."""
+    """For measurements of the server's own memory and time: no checks meanwhile."""
     _recording[0] = False
     try:
         yield
@@ -173,23 +171,13 @@ class SessionClient:
         """Start an exchange; returns once the response has started."""
         body = orjson.dumps(message) if message is not None else b""
         conn = Conn(message.get("method", "?") if message else http_method)
-        disconnect = asyncio.Event()
-        self._disconnects.append(disconnect)
-        sent = False
-
-        async def receive() -> dict[str, Any]:
-            nonlocal sent
-            if not sent:
-                sent = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            await disconnect.wait()
-            return {"type": "http.disconnect"}
-
+        receive = Receive(body)
+        self._disconnects.append(receive.disconnect)
         hdrs = headers if headers is not None else self.headers()
         task = asyncio.create_task(
-            self.app(_scope(http_method, "/mcp", hdrs, len(body)), receive, conn.send)
+            self.app(asgi_scope(http_method, "/mcp", hdrs, len(body)), receive, conn.send)
         )
-        conn.disconnect = disconnect  # type: ignore[attr-defined]
+        conn.disconnect = receive.disconnect  # type: ignore[attr-defined]
         conn.task = task  # type: ignore[attr-defined]
         self.tasks.append(task)
         await conn.started()

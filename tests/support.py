@@ -1,7 +1,8 @@
 """Test helpers: build modern requests, drive the ASGI app in-process, record the wire.
 
-Every server-produced message a test sees goes to `WIRE` (request method, message), which
-`test_wire_schema.py` validates against the 2026-07-28 schema at the end of the run.
+Every server-produced message a test sees is recorded (`record`): it is checked at once
+against the published schema of its wire (`wire_schemas`), so the test that produced a bad
+message is the one that fails.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import orjson
 
 from mcpkit.protocol.versions import (
@@ -23,21 +25,10 @@ from mcpkit.protocol.versions import (
     META_CLIENT_INFO,
     META_PROTOCOL_VERSION,
 )
+from wire_schemas import check
 
 ROOT = Path(__file__).resolve().parent.parent
 V = "2026-07-28"
-WIRE: list[tuple[str, dict[str, Any]]] = []
-
-
-def feed_wire_if_alone(wire: list[Any], minimum: int, feeders: tuple[str, ...]) -> None:
-    """A wire-schema check run alone first runs the test modules that record its traffic
-    (in the whole suite it runs last, after them: conftest), so it passes in any order."""
-    if len(wire) > minimum:
-        return
-    import pytest
-
-    paths = [str(ROOT / "tests" / name) for name in feeders]
-    assert pytest.main([*paths, "-q", "-p", "no:cacheprovider"]) == 0
 
 
 def default_sigint() -> None:
@@ -49,8 +40,10 @@ def default_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-def record(method: str, message: dict[str, Any]) -> None:
-    WIRE.append((method, message))
+def record(method: str, message: dict[str, Any], era: str = V) -> None:
+    """A message the server sent, in answer to `method` (or of its own): valid `era` wire,
+    or the test fails here."""
+    check(era, method, message)
 
 
 def load_everything_server() -> Any:
@@ -170,8 +163,10 @@ class Reply:
 class AsgiClient:
     """Drives an ASGI app without sockets."""
 
-    def __init__(self, app: Any) -> None:
+    def __init__(self, app: Any, era: str = V) -> None:
         self.app = app
+        #: The wire its answers are checked against (a 2025-11-25 session's: "2025-11-25").
+        self.era = era
 
     async def post(
         self,
@@ -190,16 +185,7 @@ class AsgiClient:
         body = raw if raw is not None else orjson.dumps(message)
         chunks: list[bytes] = []
         start: dict[str, Any] = {}
-        disconnect = asyncio.Event()
-        sent_body = False
-
-        async def receive() -> dict[str, Any]:
-            nonlocal sent_body
-            if not sent_body:
-                sent_body = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            await disconnect.wait()
-            return {"type": "http.disconnect"}
+        receive = Receive(body)
 
         async def send(msg: dict[str, Any]) -> None:
             if msg["type"] == "http.response.start":
@@ -207,9 +193,9 @@ class AsgiClient:
             else:
                 chunks.append(msg.get("body", b""))
 
-        scope = _scope(http_method, path, hdrs, len(body))
+        scope = asgi_scope(http_method, path, hdrs, len(body))
         await self.app(scope, receive, send)
-        disconnect.set()
+        receive.disconnect.set()
         resp_headers = {k.decode(): v.decode() for k, v in start.get("headers", [])}
         data = b"".join(chunks)
         messages = parse_body(resp_headers.get("content-type", ""), data) if data else []
@@ -218,7 +204,7 @@ class AsgiClient:
         # WWW-Authenticate header) and the protected resource metadata document (RFC 9728).
         oauth = "www-authenticate" in resp_headers or path.startswith("/.well-known/")
         for m in messages if not oauth else ():
-            record(method, m)
+            record(method, m, self.era)
         return Reply(start["status"], resp_headers, data, messages)
 
     @contextlib.asynccontextmanager
@@ -228,32 +214,23 @@ class AsgiClient:
         """Open a long-lived POST (listen, slow tools); closing the block disconnects."""
         hdrs = headers if headers is not None else headers_for(message)
         body = orjson.dumps(message)
-        stream = Stream(message.get("method", "?"))
-        disconnect = asyncio.Event()
-        sent_body = False
-
-        async def receive() -> dict[str, Any]:
-            nonlocal sent_body
-            if not sent_body:
-                sent_body = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            await disconnect.wait()
-            return {"type": "http.disconnect"}
-
+        stream = Stream(message.get("method", "?"), self.era)
+        receive = Receive(body)
         task = asyncio.create_task(
-            self.app(_scope("POST", "/mcp", hdrs, len(body)), receive, stream.send)
+            self.app(asgi_scope("POST", "/mcp", hdrs, len(body)), receive, stream.send)
         )
         try:
             yield stream
         finally:
-            disconnect.set()
+            receive.disconnect.set()
             await asyncio.wait_for(task, 5)
             stream.task_done = True
 
 
 class Stream:
-    def __init__(self, method: str) -> None:
+    def __init__(self, method: str, era: str = V) -> None:
         self.method = method
+        self.era = era
         self.status: int | None = None
         self.headers: dict[str, str] = {}
         self.queue: asyncio.Queue[dict[str, Any] | bytes | None] = asyncio.Queue()
@@ -277,14 +254,14 @@ class Stream:
             )
             if data:
                 m = orjson.loads(data)
-                record(self.method, m)
+                record(self.method, m, self.era)
                 await self.queue.put(m)
         if not msg.get("more_body"):
             if self.buffer.strip() and not self.headers.get("content-type", "").startswith(
                 "text/event-stream"
             ):
                 m = orjson.loads(self.buffer)
-                record(self.method, m)
+                record(self.method, m, self.era)
                 await self.queue.put(m)
             self.ended = True
             await self.queue.put(None)
@@ -293,7 +270,42 @@ class Stream:
         return await asyncio.wait_for(self.queue.get(), timeout)
 
 
-def _scope(method: str, path: str, headers: dict[str, str], length: int) -> dict[str, Any]:
+class Receive:
+    """The ASGI `receive` of one request: the whole body, then `http.disconnect` once
+    `disconnect` is set (the client went away)."""
+
+    def __init__(self, body: bytes) -> None:
+        self.body = body
+        self.sent = False
+        self.disconnect = asyncio.Event()
+
+    async def __call__(self) -> dict[str, Any]:
+        if not self.sent:
+            self.sent = True
+            return {"type": "http.request", "body": self.body, "more_body": False}
+        await self.disconnect.wait()
+        return {"type": "http.disconnect"}
+
+
+async def post(
+    session: aiohttp.ClientSession,
+    url: str,
+    message: dict[str, Any],
+    headers: dict[str, str] | None = None,
+) -> tuple[int, list[dict[str, Any]]]:
+    """POST one message to a real server at `url` (its endpoint at /mcp); the status and the
+    messages of the answer, each recorded."""
+    hdrs = headers or headers_for(message)
+    hdrs.pop("host", None)
+    async with session.post(url + "/mcp", data=orjson.dumps(message), headers=hdrs) as resp:
+        body = await resp.read()
+        msgs = parse_body(resp.headers.get("content-type", ""), body)
+        for m in msgs:
+            record(message["method"], m)
+        return resp.status, msgs
+
+
+def asgi_scope(method: str, path: str, headers: dict[str, str], length: int) -> dict[str, Any]:
     raw = [(k.lower().encode(), v.encode("utf-8")) for k, v in headers.items()]
     if "content-length" not in {k.lower() for k in headers}:
         raw.append((b"content-length", str(length).encode()))
@@ -335,7 +347,7 @@ async def until(server: Any, task_id: str, check: Callable[[Any], bool]) -> Any:
 
 async def ask(server: Any, method: str, params: dict[str, Any] | None = None) -> Any:
     """One modern request to `server` over the memory transport: its result, or its error."""
-    from mcpkit.transports.memory import MemoryTransport
+    from mcpkit.server.transports.memory import MemoryTransport
 
     p = dict(params or {})
     p["_meta"] = meta()
@@ -346,6 +358,13 @@ async def ask(server: Any, method: str, params: dict[str, Any] | None = None) ->
 def text_of(result: dict[str, Any]) -> str:
     """The text blocks of a tool result, joined."""
     return " ".join(c["text"] for c in result["content"] if c.get("type") == "text")
+
+
+async def first_step() -> None:
+    """Let the tasks created just before run to their first suspension (a request written and
+    waiting for its answer): the loop runs ready callbacks in order, so one turn is enough. A
+    yield, not a wait: no time passes."""
+    await asyncio.sleep(0)
 
 
 def free_port() -> int:

@@ -180,7 +180,7 @@ async def test_modern_http_notifications() -> None:
 
 def test_a_session_request_carries_its_outbox_and_channel() -> None:
     from mcpkit.server.legacy import LegacySession
-    from mcpkit.transports.legacy_stdio import StdioOutbox
+    from mcpkit.server.transports.legacy_stdio import StdioOutbox
 
     server = make_server()
     session = LegacySession(server, "s")

@@ -13,11 +13,14 @@ import pytest
 from joserfc import jwt
 from joserfc.jwk import ECKey
 
-from mcpkit.auth.access import AccessToken, expand_scopes
-from mcpkit.auth.challenge import build_challenge, parse_challenges
-from mcpkit.auth.dpop import DPoPKey
-from mcpkit.auth.grants import check_authorization_response
-from mcpkit.auth.metadata import (
+from mcpkit.client.auth.dpop import DPoPKey
+from mcpkit.client.auth.grants import check_authorization_response
+from mcpkit.client.auth.pkce import Pkce, s256
+from mcpkit.client.auth.token_store import FileTokenStore, IssuerRecord
+from mcpkit.client.auth.tokens import ClientIdentity, TokenSet
+from mcpkit.client.errors import AuthorizationError
+from mcpkit.protocol.auth_challenge import build_challenge, parse_challenges
+from mcpkit.protocol.auth_metadata import (
     AuthServerMetadata,
     MetadataError,
     ProtectedResourceMetadata,
@@ -26,10 +29,7 @@ from mcpkit.auth.metadata import (
     prm_urls,
     resource_matches,
 )
-from mcpkit.auth.pkce import Pkce, s256
-from mcpkit.auth.token_store import FileTokenStore, IssuerRecord
-from mcpkit.auth.tokens import ClientIdentity, TokenSet
-from mcpkit.client.errors import AuthorizationError
+from mcpkit.server.auth.access import AccessToken, expand_scopes
 
 
 def test_parse_bearer_challenge_with_quoted_commas() -> None:  # AUTH-DISC-05

@@ -41,7 +41,7 @@ async def serve(keepalive: float) -> tuple[web.AppRunner, str, list[Any]]:
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0)
     await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    port = runner.addresses[0][1]
     return runner, f"http://127.0.0.1:{port}/mcp", peers
 
 
@@ -73,7 +73,9 @@ async def test_a_connection_the_server_closed_is_replaced() -> None:
     try:
         async with ClientSession(url) as client:
             await client.call_tool("x")
-            await asyncio.sleep(0.3)  # the server drops the idle connection
+            # Idle time is what this tests: past the server's keep-alive (0.05 s), which drops
+            # the connection, and past the pool's 0.1 s, after which it polls before reuse.
+            await asyncio.sleep(0.3)
             result = await client.call_tool("x")
         assert result["name"] == "x" and len(set(peers)) == 2
     finally:
@@ -98,13 +100,13 @@ async def test_a_close_the_loop_has_not_read_yet_is_seen_before_reuse() -> None:
     be sent twice (RFC 9112 §9.3.1): an idle connection is polled before it is reused."""
     import socket
 
-    from mcpkit.client.h1 import _Conn, _peer_closed
+    from mcpkit.client.h1 import H1Connection, peer_closed
 
     ours, theirs = socket.socketpair()
-    transport, _ = await asyncio.get_running_loop().create_connection(_Conn, sock=ours)
+    transport, _ = await asyncio.get_running_loop().create_connection(H1Connection, sock=ours)
     try:
-        assert not _peer_closed(transport)
+        assert not peer_closed(transport)
         theirs.close()  # the FIN is there; the loop has not run since
-        assert _peer_closed(transport)
+        assert peer_closed(transport)
     finally:
         transport.close()

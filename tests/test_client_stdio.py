@@ -15,6 +15,7 @@ from mcpkit.client.errors import TransportError
 from mcpkit.client.stdio import StdioTransport
 from mcpkit.protocol.errors import InvalidParams
 from mcpkit.protocol.jsonrpc import Notification
+from support import first_step
 
 FAKE = str(Path(__file__).with_name("test_client_fake_server.py"))
 SERVER = [sys.executable, FAKE]
@@ -62,7 +63,7 @@ async def test_timeout_sends_cancelled_notification() -> None:
         with pytest.raises(RequestTimeout):
             await client.call_tool("sleep")
         await client.discover()  # still usable; the server saw the cancel before this
-        await asyncio.sleep(0.1)
+    # Closing waited for the process and read its stderr to the end.
     cancels = [line for line in transport.stderr_tail if "notifications/cancelled" in line]
     assert len(cancels) == 1
     assert '"requestId": 1' in cancels[0]
@@ -72,7 +73,7 @@ async def test_dead_process_fails_pending_calls_promptly() -> None:
     transport = StdioTransport(SERVER, stderr="capture")
     async with ClientSession(transport, timeout=10) as client:
         pending = asyncio.ensure_future(client.call_tool("sleep"))
-        await asyncio.sleep(0.05)
+        await first_step()  # it is in flight before the process dies
         started = time.monotonic()
         with pytest.raises(ConnectionClosed) as info:
             await client.call_tool("die")
@@ -112,7 +113,7 @@ async def test_close_fails_pending_calls() -> None:
     transport = StdioTransport(SERVER, shutdown_timeout=0.5)
     await transport.start()
     pending = asyncio.ensure_future(transport.request(1, "tools/call", {"name": "sleep"}))
-    await asyncio.sleep(0.05)
+    await first_step()  # in flight when the transport closes
     await transport.close()
     with pytest.raises(ConnectionClosed):
         await pending

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mcpkit.client import HttpTarget, StdioTarget, parse_target
-from mcpkit.client.session import make_transport
+from mcpkit.client import HttpTarget, StdioTarget, make_transport, parse_target
 from mcpkit.client.stdio import StdioTransport
 
 

@@ -117,4 +117,4 @@ async def until_one_task(server: Server) -> str:
             created.clear()
     finally:
         server.tasks.on_change = previous
-    return next(iter(server.tasks._tasks))
+    return next(iter(server.tasks)).id

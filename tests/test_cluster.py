@@ -15,8 +15,7 @@ import pytest
 
 from mcpkit.server.request_state import generate_key
 from processes import RedisProcess
-from support import ROOT, free_port, headers_for, meta, record, rpc, wait_port
-from test_http_server import post
+from support import ROOT, free_port, headers_for, meta, post, record, rpc, wait_port
 
 REDIS = shutil.which("redis-server")
 pytestmark = pytest.mark.skipif(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib.util
 from typing import Any
 
-from mcpkit.transports.memory import MemoryTransport
+from mcpkit.server.transports.memory import MemoryTransport
 from support import ROOT, meta, record
 
 
@@ -73,7 +73,7 @@ async def test_tasks_server() -> None:
     async with Client(server, elicitation=elicit) as client:
         result = await client.call_tool("rebuild_index", {"shard": "eu-1"})
     assert result.text == "eu-1: rebuilt" and asked == ["Drop the old index of eu-1?"]
-    assert len(server.tasks) == 1 and next(iter(server.tasks._tasks.values())).status == "completed"
+    assert len(server.tasks) == 1 and next(iter(server.tasks)).status == "completed"
 
 
 async def test_host_context_example() -> None:

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from mcpkit import Server
-from mcpkit.auth.access import AccessToken, current_access
 from mcpkit.server import HandleError, MemoryHandleStore
+from mcpkit.server.auth.access import AccessToken, current_access
 from mcpkit.server.redis_config import RedisConfig
 from mcpkit.server.redis_handles import RedisHandleStore
 from support import ask, redis_server, text_of

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from mcpkit.host import ConfigError, ToolSettings, embeddings
-from mcpkit.host import search as search_module
-from mcpkit.host.search import BM25Ranker, Hit, HybridRanker, ToolDoc, make_ranker
+from mcpkit.host import ConfigError, ToolSettings, embeddings, rankers
+from mcpkit.host.rankers import make_ranker
+from mcpkit.host.search import Analyzer, BM25Ranker, Hit, HybridRanker, ToolDoc
 from support import ROOT
 
 needs_model = pytest.mark.skipif(
@@ -99,7 +99,7 @@ def test_a_model_file_that_does_not_check_out_is_not_run(
     fake.write_bytes(b"not the model")
     monkeypatch.setattr(embeddings, "_model_path", lambda: fake)
     monkeypatch.setattr(embeddings.MiniLM, "_shared", None)
-    monkeypatch.setattr(search_module, "_warned", False)
+    monkeypatch.setattr(rankers, "_warned", False)
     with pytest.raises(embeddings.EmbeddingUnavailable, match="sha256"):
         embeddings.MiniLM()
     with caplog.at_level(logging.WARNING, logger="mcpkit.host"):
@@ -168,7 +168,7 @@ async def test_search_tools_reports_a_ranker_that_cannot_run(
 
 
 def test_identifiers_imply_the_noun_they_name() -> None:
-    analyzer = search_module.Analyzer()
+    analyzer = Analyzer()
     assert analyzer.query_terms("Move OPS-88 to Done") == ["move", "op", "88", "done", "issu"]
     terms = analyzer.query_terms("post in #eng about octo/widgets, notes.md and https://x.org")
     assert terms[-4:] == ["channel", "repositori", "file", "url"]

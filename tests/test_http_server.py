@@ -5,13 +5,12 @@ from __future__ import annotations
 import asyncio
 import sys
 from collections.abc import AsyncIterator
-from typing import Any
 
 import aiohttp
 import orjson
 import pytest
 
-from support import ROOT, free_port, headers_for, parse_body, record, rpc
+from support import ROOT, free_port, headers_for, post, record, rpc
 
 
 @pytest.fixture
@@ -40,22 +39,6 @@ async def base_url() -> AsyncIterator[str]:
     assert await asyncio.wait_for(proc.wait(), 10) in (0, -15)
     assert proc.stderr is not None
     assert b"Traceback" not in await proc.stderr.read()
-
-
-async def post(
-    session: aiohttp.ClientSession,
-    url: str,
-    message: dict[str, Any],
-    headers: dict[str, str] | None = None,
-) -> tuple[int, list[dict[str, Any]]]:
-    hdrs = headers or headers_for(message)
-    hdrs.pop("host", None)
-    async with session.post(url + "/mcp", data=orjson.dumps(message), headers=hdrs) as resp:
-        body = await resp.read()
-        msgs = parse_body(resp.headers.get("content-type", ""), body)
-        for m in msgs:
-            record(message["method"], m)
-        return resp.status, msgs
 
 
 async def test_call_over_socket(base_url: str) -> None:

@@ -1,7 +1,7 @@
 """The 2025-11-25 session wire on the dual-era HTTP endpoint, in-process (CHECKLIST appendix B).
 
-Each message the server sends here is recorded in `LEGACY_WIRE` and validated against the
-2025-11-25 schema by `test_legacy_wire_schema.py`.
+Each message the server sends here is recorded, and so checked against the 2025-11-25 schema
+as it arrives (`wire_schemas`).
 """
 
 from __future__ import annotations

@@ -11,9 +11,9 @@ import pytest
 
 from legacy_support import session
 from mcpkit import Context, Server
-from mcpkit.auth.access import AccessToken, current_access
 from mcpkit.protocol.jsonrpc import Request
 from mcpkit.server import Call, CallNext, RateLimit, ResponseSizeLimit, TimingLog
+from mcpkit.server.auth.access import AccessToken, current_access
 from support import ask, text_of
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from mcpkit.auth.access import AccessToken, current_access
+from mcpkit.server.auth.access import AccessToken, current_access
 from support import ROOT, ask, text_of
 
 README = (ROOT / "README.md").read_text()

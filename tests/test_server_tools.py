@@ -17,7 +17,7 @@ from mcpkit import (
     ToolAnnotations,
     ToolError,
 )
-from mcpkit.transports.memory import MemoryTransport
+from mcpkit.server.transports.memory import MemoryTransport
 from support import meta, record
 
 

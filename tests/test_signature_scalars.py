@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from pydantic_core import ValidationError
 
-from mcpkit.server.signature import Signature, _model_signature, _scalar_signature
+from mcpkit.server.signature import Signature, model_signature, scalar_signature
 
 
 def echo(text: str) -> str:
@@ -55,8 +55,8 @@ def outcome(validate: Any, args: dict[str, Any]) -> Any:
 def test_same_schema_and_validation_as_the_pydantic_model(fn: Any) -> None:
     sig = Signature(fn, model_name="t")
     params = [(n, a, d) for n, a, d in _params(fn)]
-    fast_validate, fast_schema = _scalar_signature(params)
-    model_validate, model_schema = _model_signature("t_arguments", params, False)
+    fast_validate, fast_schema = scalar_signature(params)
+    model_validate, model_schema = model_signature("t_arguments", params, False)
     assert fast_schema == model_schema
     assert repr(fast_schema) == repr(model_schema)  # same key order: same tools/list bytes
     assert sig.schema == model_schema
@@ -109,7 +109,7 @@ def test_a_server_of_plain_tools_does_not_import_pydantic() -> None:
         "@s.tool()\n"
         "async def echo(text: str, times: int = 1) -> str:\n"
         "    return text\n"
-        "import mcpkit.transports.stdio, mcpkit.transports.http\n"
+        "import mcpkit.server.transports.stdio, mcpkit.server.transports.http\n"
         "print('pydantic' in sys.modules)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -15,8 +15,8 @@ import pytest
 
 from legacy_support import SessionClient
 from mcpkit import Context, InternalError, Server, TaskStore, ToolError
-from mcpkit.auth.access import AccessToken, current_access
 from mcpkit.protocol.tasks import TASKS_EXTENSION
+from mcpkit.server.auth.access import AccessToken, current_access
 from mcpkit.server.tasks.store import TaskRecord
 from support import AsgiClient, headers_for, meta, rpc, until
 

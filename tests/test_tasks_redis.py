@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from mcpkit import Context, Server
-from mcpkit.auth.access import AccessToken, current_access
 from mcpkit.protocol.errors import STORE_UNAVAILABLE
 from mcpkit.protocol.tasks import TASKS_EXTENSION
+from mcpkit.server.auth.access import AccessToken, current_access
 from mcpkit.server.redis_config import RedisConfig
 from mcpkit.server.tasks.redis_store import RedisTaskStore
 from mcpkit.server.tasks.store import TaskRecord, TaskView

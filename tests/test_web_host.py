@@ -50,7 +50,7 @@ from mcpkit.host.pins import ToolPins, tool_hash
 from mcpkit.host.web import WebHost
 from mcpkit.host.web.asgi import HTTPError
 from mcpkit.host.web.events import EventHub, Questions
-from mcpkit.host.web.routes import _elicit_answer
+from mcpkit.host.web.routes import elicit_answer
 from mcpkit.host.web.security import Guard
 from mcpkit.host.web.webui import WebUI
 from support import ROOT, default_sigint
@@ -149,15 +149,15 @@ def test_elicitation_answers_are_checked_again_on_the_host() -> None:  # ELIC-31
             "required": ["units"],
         },
     }
-    assert _elicit_answer(detail, {"action": "accept", "content": {"units": 2}}) == {
+    assert elicit_answer(detail, {"action": "accept", "content": {"units": 2}}) == {
         "action": "accept",
         "content": {"units": 2},
     }
     with pytest.raises(HTTPError, match="does not fit the form"):
-        _elicit_answer(detail, {"action": "accept", "content": {"units": 7}})
+        elicit_answer(detail, {"action": "accept", "content": {"units": 7}})
     with pytest.raises(HTTPError):
-        _elicit_answer(detail, {"action": "maybe"})
-    assert _elicit_answer(detail, {"action": "decline", "content": {"x": 1}}) == {
+        elicit_answer(detail, {"action": "maybe"})
+    assert elicit_answer(detail, {"action": "decline", "content": {"x": 1}}) == {
         "action": "decline"
     }
 

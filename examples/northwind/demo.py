@@ -23,10 +23,17 @@ from typing import Any
 from rich.console import Console
 from rich.rule import Rule
 
-from mcpkit.client.inputs import Elicitation
-from mcpkit.host import ConsentPolicy, Host, PendingCall, ToolSettings, load_config, make_model
-from mcpkit.host.models.base import ModelAdapter
-from mcpkit.host.terminal import TerminalUI
+from mcpkit.client import Elicitation
+from mcpkit.host import (
+    ConsentPolicy,
+    Host,
+    ModelAdapter,
+    PendingCall,
+    TerminalUI,
+    ToolSettings,
+    load_config,
+    make_model,
+)
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent

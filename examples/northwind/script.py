@@ -10,8 +10,14 @@ import json
 import re
 from typing import Any
 
-from mcpkit.host.conversation import AssistantMessage, Message, ToolCall, ToolResults, ToolSpec
-from mcpkit.host.models.scripted import ScriptedModel
+from mcpkit.host import (
+    AssistantMessage,
+    Message,
+    ScriptedModel,
+    ToolCall,
+    ToolResults,
+    ToolSpec,
+)
 
 SUPPORT_TURNS = [
     "Hi, this is Dana. Where is my parcel NW-1042, and is the blue kettle (KET-BLUE) in stock?",

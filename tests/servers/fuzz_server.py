@@ -94,7 +94,7 @@ def complete(ref: Any, argument: Any, context: Any) -> list[str]:
 
 
 def plant() -> None:
-    from mcpkit.transports import stdio
+    from mcpkit.server.transports import stdio
 
     receive = stdio.StdioConnection.receive
 

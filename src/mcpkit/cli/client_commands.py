@@ -133,7 +133,13 @@ def _oauth(target: str | list[str], headers: dict[str, str]) -> Any:
         return None
     if any(name.lower() == "authorization" for name in headers):
         return None
-    from ..auth import AuthorizationCode, ClientMetadata, FileTokenStore, LoopbackAuthorizer, OAuth
+    from ..client.auth import (
+        AuthorizationCode,
+        ClientMetadata,
+        FileTokenStore,
+        LoopbackAuthorizer,
+        OAuth,
+    )
 
     path = os.environ.get("MCPKIT_TOKEN_FILE") or "~/.config/mcpkit/tokens.json"
     grant = AuthorizationCode(

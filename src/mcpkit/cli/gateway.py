@@ -60,7 +60,7 @@ def gateway(
             print(f"mcpkit: gateway {settings.name} ({names}) over stdio", file=sys.stderr)
         environment = None
         if auth is not None:
-            from ..auth import EnvironmentAuth
+            from ..server.auth import EnvironmentAuth
 
             environment = EnvironmentAuth(auth.verifier)  # MCP_ACCESS_TOKEN (BASE-31)
         front.run("stdio", auth=environment)

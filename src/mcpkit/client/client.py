@@ -16,11 +16,10 @@ from __future__ import annotations
 import hashlib
 import itertools
 import logging
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from types import EllipsisType, TracebackType
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from types import EllipsisType
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..protocol.errors import HEADER_MISMATCH, MCPError
 from ..protocol.idempotency import IDEMPOTENCY_KEY, advertised, choose_key
 from ..protocol.jsonrpc import JSONObject, Notification
 from ..protocol.tasks import TASKS_EXTENSION
@@ -29,29 +28,30 @@ from ..protocol.versions import META_LOG_LEVEL
 from ..telemetry.config import resolve as resolve_telemetry
 from .cache import ResultCache
 from .catalog import CatalogRequests
-from .connect import Era, era_cache_key, make_client_transport
+from .connect import Era, era_key, make_transport
 from .deadline import Deadline
 from .era import ERA_CACHE, LegacyStart, connect_era, server_info
-from .errors import InvalidResponse
 from .http_headers import call_headers
 from .inputs import ElicitationHandler, InputHandlers, RootsProvider, SamplingHandler
+from .lifecycle import AsyncResource
 from .mrtr import complete
 from .notifications import LogCallback, NotificationRouter, ProgressCallback, check_log_level
 from .output_schema import OutputValidator
-from .session import ClientSession, Trace
+from .pages import collect, read_page
+from .session import ClientSession, Trace, refreshing_tools
 from .subscription import Subscription, listen_filter, listen_stream, traced
 from .types import CallResult, ServerInfo, Tool
 
 if TYPE_CHECKING:
-    from ..auth.oauth import OAuth
     from ..telemetry.config import Telemetry
-    from .legacy import LegacySession
+    from .auth.oauth import OAuth
+    from .legacy import LegacyClientSession
     from .telemetry import ClientTelemetry
 
 log = logging.getLogger("mcpkit.client")
 
 
-class Client(CatalogRequests):
+class Client(AsyncResource, CatalogRequests):
     def __init__(
         self,
         target: Any,
@@ -79,7 +79,7 @@ class Client(CatalogRequests):
         trace: Trace | None = None,
         telemetry: bool | Telemetry | None = None,
     ) -> None:
-        """`auth`: an `mcpkit.auth.OAuth` for servers that answer 401 (HTTP only; a stdio
+        """`auth`: an `mcpkit.client.auth.OAuth` for servers that answer 401 (HTTP only; a stdio
         server takes credentials from its environment, `env`, as the spec says: BASE-31).
         `tasks`: declare the tasks extension, so that servers may run long tool calls as tasks;
         `call_tool` follows a task to its result either way it is answered.
@@ -98,7 +98,7 @@ class Client(CatalogRequests):
         self.trace = trace
         #: Extensions declared besides tasks (the legacy `initialize` carries these too).
         self.extensions: JSONObject = dict(extensions or {})
-        self.transport, self._era_key = make_client_transport(
+        self.transport = make_transport(
             target,
             headers=headers,
             env=env,
@@ -128,7 +128,7 @@ class Client(CatalogRequests):
         )
         self.session.log_level = log_level
         self.session.trace = trace
-        self.legacy: LegacySession | None = None
+        self.legacy: LegacyClientSession | None = None
         self.info: ServerInfo | None = None
         self._headers_key = hashlib.sha256(
             repr(sorted((headers or {}).items())).encode()
@@ -138,22 +138,6 @@ class Client(CatalogRequests):
         self._outputs = OutputValidator()
 
     # -- connection ------------------------------------------------------------------------
-    async def __aenter__(self) -> Client:
-        try:
-            await self.connect()
-        except BaseException:
-            await self.close()
-            raise
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.close()
-
     @property
     def _auth_key(self) -> str:
         """Private cache entries belong to the credentials in use (CACHE-11)."""
@@ -179,7 +163,7 @@ class Client(CatalogRequests):
         opened = self.telemetry.instrument_session if self.telemetry is not None else None
         legacy = LegacyStart(self.transport, self.handlers, self.notes, self.extensions, opened)
         self.info, self.legacy = await connect_era(
-            self._era_key,
+            era_key(self.transport),
             self.requested_era,
             self.session,
             legacy,
@@ -188,6 +172,10 @@ class Client(CatalogRequests):
         )
         self.session.honours_keys = self.supports_idempotency
         return self.info
+
+    async def open(self) -> ServerInfo:
+        """What `async with client:` does first: `connect()`."""
+        return await self.connect()
 
     async def close(self) -> None:
         if self.legacy is not None:
@@ -272,25 +260,13 @@ class Client(CatalogRequests):
     ) -> tuple[list[JSONObject], str | None]:
         """One page of a list (`nextCursor` is opaque: PAG-05)."""
         result = await self.request(method, {"cursor": cursor} if cursor is not None else None)
-        page = result.get(key)
-        if not isinstance(page, list):
-            raise InvalidResponse(f"{method} result has no {key!r} list")
-        items = [i for i in page if isinstance(i, dict)]
+        items, nxt = read_page(method, key, result)
         if method == "tools/list":
             items = self.transport.accept_tools(items)  # TR-XMH-07
-        nxt = result.get("nextCursor")
-        return items, nxt if isinstance(nxt, str) else None
+        return items, nxt
 
     async def _list_all(self, method: str, key: str) -> list[JSONObject]:
-        items, cursor = await self.list_page(method, key)
-        seen: set[str] = set()
-        while cursor is not None:
-            if cursor in seen:
-                raise InvalidResponse(f"{method} repeated the cursor {cursor!r}")
-            seen.add(cursor)
-            page, cursor = await self.list_page(method, key, cursor)
-            items += page
-        return items
+        return await collect(method, lambda cursor: self.list_page(method, key, cursor))
 
     async def list_tools(self) -> list[Tool]:
         tools = [Tool.from_wire(t) for t in await self._list_all("tools/list", "tools")]
@@ -325,23 +301,22 @@ class Client(CatalogRequests):
         key = None if idempotency_key is None else choose_key(idempotency_key)
         if meta or key is not None:
             params["_meta"] = {**(meta or {}), IDEMPOTENCY_KEY: key} if key else dict(meta or {})
+
+        def send() -> Awaitable[JSONObject]:
+            return self.request(
+                "tools/call",
+                params,
+                timeout=timeout,
+                progress=progress,
+                use_cache=False,
+                max_timeout=max_timeout,
+                log_level=log_level,
+            )
+
         with call_headers(headers):
-            for attempt in (1, 2):
-                try:
-                    raw = await self.request(
-                        "tools/call",
-                        params,
-                        timeout=timeout,
-                        progress=progress,
-                        use_cache=False,
-                        max_timeout=max_timeout,
-                        log_level=log_level,
-                    )
-                    break
-                except MCPError as exc:
-                    if attempt == 2 or exc.code != HEADER_MISMATCH or self.legacy is not None:
-                        raise
-                    await self.list_tools()  # TR-XMH-12: the x-mcp-header set may have changed
+            raw = await (
+                send() if self.legacy is not None else refreshing_tools(send, self.list_tools)
+            )
         result = CallResult.from_wire(raw, key)
         tool = self._tools.get(name)
         if tool is not None and tool.output_schema is not None and not result.is_error:
@@ -394,4 +369,4 @@ class Client(CatalogRequests):
                 yield note
 
 
-__all__ = ["ERA_CACHE", "Client", "era_cache_key"]
+__all__ = ["ERA_CACHE", "Client"]

@@ -1,85 +1,77 @@
-"""Turn what the user passed to `Client` into a transport. No protocol logic."""
+"""The one transport factory: what the user passed to `Client` or `ClientSession` becomes a
+transport here, and nowhere else. No protocol logic."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import os
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
+from .stdio import StderrMode
 from .target import HttpTarget, parse_target
 from .transport import NotificationHandler, Transport
+
+__all__ = ["Era", "era_key", "make_transport"]
 
 Era = Literal["modern", "legacy"]
 
 
-def era_cache_key(target: Any) -> str:
-    return repr(target)
-
-
-def make_client_transport(
+def make_transport(
     target: Any,
     *,
-    headers: Mapping[str, str] | None,
-    env: Mapping[str, str] | None,
-    cwd: str | None,
-    stderr: Literal["inherit", "capture", "discard"],
-    on_notification: NotificationHandler,
+    on_notification: NotificationHandler | None = None,
+    headers: Mapping[str, str] | None = None,
+    env: Mapping[str, str] | None = None,
+    cwd: str | os.PathLike[str] | None = None,
+    stderr: StderrMode = "inherit",
     auth: Any = None,
-) -> tuple[Transport, str]:
-    """A URL, a command (string or argv), an `mcpServers` entry, an in-process `Server`, or a
-    ready transport → (transport, key under which the detected era is cached)."""
-    if hasattr(target, "http_app") and hasattr(target, "handle"):  # an mcpkit Server
-        from ..transports.memory import MemoryTransport
-
-        return MemoryTransport(target, on_notification), f"memory:{id(target)}"
+) -> Transport:
+    """A URL → `HttpTransport` (with `headers` and `auth`); a command, as a string or an argv
+    list → `StdioTransport` (with `env`, `cwd`, `stderr`); an `mcpServers` entry
+    (`{"command", "args", "env", "cwd"}` or `{"type": "http", "url", "headers"}`) → either,
+    the arguments given here winning over the entry's; an in-process mcpkit `Server` → its
+    memory transport; a ready transport as it is."""
+    if hasattr(target, "memory_transport"):  # an mcpkit Server: it makes the transport
+        return target.memory_transport(on_notification)  # type: ignore[no-any-return]
     if hasattr(target, "request") and hasattr(target, "start"):
-        return target, f"transport:{id(target)}"
+        return target  # type: ignore[no-any-return]
+    url: str | None = None
+    command: Sequence[str] = ()
     if isinstance(target, Mapping):
-        return _from_entry(target, headers, env, cwd, stderr, on_notification, auth)
-    parsed = parse_target(target)
-    if isinstance(parsed, HttpTarget):
-        from .http import HttpTransport
+        if "url" in target:
+            if target.get("type", "http") not in ("http", "streamable-http", "streamableHttp"):
+                raise ValueError(f"unsupported server type {target.get('type')!r} (use 'http')")
+            url = str(target["url"])
+            headers = {**dict(target.get("headers") or {}), **dict(headers or {})}
+        else:
+            name = target.get("command")
+            if not isinstance(name, str) or not name:
+                raise ValueError("an mcpServers entry needs 'command' (stdio) or 'url' (http)")
+            command = [name, *(str(a) for a in target.get("args") or [])]
+            env = {**dict(target.get("env") or {}), **dict(env or {})} or None
+            cwd = target.get("cwd") or cwd
+    else:
+        parsed = parse_target(target)
+        if isinstance(parsed, HttpTarget):
+            url = parsed.url
+        else:
+            command = parsed.command
+    if url is not None:
+        from .http import HttpTransport  # aiohttp is imported only when needed
 
-        return HttpTransport(
-            parsed.url, headers=headers, on_notification=on_notification, auth=auth
-        ), parsed.url
+        return HttpTransport(url, headers=headers, on_notification=on_notification, auth=auth)
     from .stdio import StdioTransport
 
-    transport = StdioTransport(
-        parsed.command, env=env, cwd=cwd, stderr=stderr, on_notification=on_notification
-    )
-    return transport, "stdio:" + " ".join(parsed.command)
+    return StdioTransport(command, env=env, cwd=cwd, stderr=stderr, on_notification=on_notification)
 
 
-def _from_entry(
-    entry: Mapping[str, Any],
-    headers: Mapping[str, str] | None,
-    env: Mapping[str, str] | None,
-    cwd: str | None,
-    stderr: Literal["inherit", "capture", "discard"],
-    on_notification: NotificationHandler,
-    auth: Any = None,
-) -> tuple[Transport, str]:
-    """An `mcpServers` entry: `{"command", "args", "env", "cwd"}` or `{"type": "http", "url", "headers"}`."""
-    if "url" in entry:
-        if entry.get("type", "http") not in ("http", "streamable-http", "streamableHttp"):
-            raise ValueError(f"unsupported server type {entry.get('type')!r} (use 'http')")
-        from .http import HttpTransport
-
-        merged = {**dict(entry.get("headers") or {}), **dict(headers or {})}
-        url = str(entry["url"])
-        return HttpTransport(url, headers=merged, on_notification=on_notification, auth=auth), url
-    command = entry.get("command")
-    if not isinstance(command, str) or not command:
-        raise ValueError("an mcpServers entry needs 'command' (stdio) or 'url' (http)")
-    args = [str(a) for a in entry.get("args") or []]
-    from .stdio import StdioTransport
-
-    merged_env = {**dict(entry.get("env") or {}), **dict(env or {})}
-    transport = StdioTransport(
-        [command, *args],
-        env=merged_env or None,
-        cwd=entry.get("cwd") or cwd,
-        stderr=stderr,
-        on_notification=on_notification,
-    )
-    return transport, "stdio:" + " ".join([command, *args])
+def era_key(transport: Transport) -> str | None:
+    """Where the era a server speaks is remembered (VER-11): per HTTP endpoint or command
+    line; None (not remembered) for other transports."""
+    url = getattr(transport, "url", None)
+    if isinstance(url, str):
+        return url
+    command = getattr(transport, "command", None)
+    if isinstance(command, list):
+        return "stdio:" + " ".join(command)
+    return None

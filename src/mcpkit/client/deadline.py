@@ -5,11 +5,23 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from typing import Any
+from typing import Any, NoReturn
 
+from .errors import RequestTimeout
 from .notifications import ProgressCallback
 
-__all__ = ["Deadline"]
+__all__ = ["Deadline", "no_response"]
+
+
+def no_response(
+    method: str, exc: TimeoutError, deadline: Deadline | None, timeout: float | None
+) -> NoReturn:
+    """A request's `TimeoutError` as the `RequestTimeout` that names the method and its limit
+    (one already named passes through)."""
+    if isinstance(exc, RequestTimeout):
+        raise exc
+    within = deadline.describe() if deadline is not None else f"within {timeout} s"
+    raise RequestTimeout(f"{method} got no response {within}") from exc
 
 
 class Deadline:

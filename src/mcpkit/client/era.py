@@ -21,7 +21,7 @@ from .types import ServerInfo
 
 if TYPE_CHECKING:
     from .inputs import InputHandlers
-    from .legacy import LegacySession
+    from .legacy import LegacyClientSession
     from .transport import Transport
 
 #: Errors only a 2026-07-28 server sends: recognising one means "modern" (VER-10, TR-HBC-02).
@@ -76,12 +76,12 @@ class LegacyStart:
     on_notification: Callable[[Notification], Any]
     extensions: JSONObject
     #: Sees the session before its `initialize` (the client's telemetry wraps its channel).
-    opened: Callable[[LegacySession], None] | None = None
+    opened: Callable[[LegacyClientSession], None] | None = None
 
-    def session(self, session: ClientSession) -> LegacySession:
-        from .legacy import LegacySession
+    def session(self, session: ClientSession) -> LegacyClientSession:
+        from .legacy import LegacyClientSession
 
-        legacy = LegacySession(
+        legacy = LegacyClientSession(
             self.transport,
             self.handlers,
             session,
@@ -94,24 +94,25 @@ class LegacyStart:
 
 
 async def connect_era(
-    key: str,
+    key: str | None,
     requested: str,
     session: ClientSession,
     legacy: LegacyStart,
     timeout: float | None,
     probe_timeout: float,
-) -> tuple[ServerInfo, LegacySession | None]:
+) -> tuple[ServerInfo, LegacyClientSession | None]:
     """`handshake` in the era asked for, else the one cached for this target (VER-11), else
-    "auto". The detected era is cached; a cached guess that fails is forgotten, so that the
-    next connect probes again."""
-    cached = ERA_CACHE.get(key) if requested == "auto" else None
+    "auto". The detected era is cached under `key` (None: not cached); a cached guess that
+    fails is forgotten, so that the next connect probes again."""
+    cached = ERA_CACHE.get(key) if requested == "auto" and key is not None else None
     try:
         info, opened = await handshake(cached or requested, session, legacy, timeout, probe_timeout)
     except BaseException:
-        if cached is not None:
-            del ERA_CACHE[key]
+        if cached is not None and key is not None:
+            ERA_CACHE.pop(key, None)
         raise
-    ERA_CACHE[key] = "legacy" if opened is not None else "modern"
+    if key is not None:
+        ERA_CACHE[key] = "legacy" if opened is not None else "modern"
     return info, opened
 
 
@@ -121,7 +122,7 @@ async def handshake(
     legacy: LegacyStart,
     timeout: float | None,
     probe_timeout: float,
-) -> tuple[ServerInfo, LegacySession | None]:
+) -> tuple[ServerInfo, LegacyClientSession | None]:
     """Connect in `era` ("auto", "modern", "legacy"): the server's info, and the legacy session
     when it speaks 2025-11-25. Every step has a deadline: the probe `probe_timeout` when the era
     is unknown (TR-STDIO-16), else `timeout`; `initialize` `timeout`."""

@@ -32,7 +32,7 @@ __all__ = ["H1Pool", "H1Response"]
 _CHECK_AFTER = 0.1
 
 
-def _peer_closed(transport: asyncio.BaseTransport | None) -> bool:
+def peer_closed(transport: asyncio.BaseTransport | None) -> bool:
     """The server closed (or wrote to) this idle connection and the loop has not seen it yet:
     a request written now would be lost, and a POST must not be sent twice (RFC 9112 §9.3.1).
     As urllib3 does, poll the socket without waiting: readable while idle means EOF."""
@@ -51,8 +51,8 @@ class H1Response:
 
     __slots__ = ("_conn", "_pool", "chunks", "content", "done", "headers", "reason", "status")
 
-    def __init__(self, conn: _Conn, pool: H1Pool) -> None:
-        self._conn: _Conn | None = conn
+    def __init__(self, conn: H1Connection, pool: H1Pool) -> None:
+        self._conn: H1Connection | None = conn
         self._pool = pool
         self.status = 0
         self.reason = ""
@@ -101,7 +101,7 @@ class H1Response:
             self.close() if not self.done else self.release()
 
 
-class _Conn(asyncio.Protocol):
+class H1Connection(asyncio.Protocol):
     """One connection; httptools calls back into it as bytes arrive."""
 
     def __init__(self) -> None:
@@ -209,13 +209,13 @@ class H1Pool:
         self._head = f"POST {target} HTTP/1.1\r\nHost: {host_header}\r\n".encode("latin-1")
         self.connect_timeout = connect_timeout
         self.keepalive = keepalive
-        self._idle: list[_Conn] = []
+        self._idle: list[H1Connection] = []
         self._slots = asyncio.Semaphore(limit)
 
-    async def _connect(self) -> _Conn:
+    async def _connect(self) -> H1Connection:
         loop = asyncio.get_running_loop()
         connect = loop.create_connection(
-            _Conn,
+            H1Connection,
             self.host,
             self.port,
             ssl=self.ssl,
@@ -253,13 +253,13 @@ class H1Pool:
             resp.close()  # cancelled or failed before the head: the connection goes (CANC-04)
             raise
 
-    def _idle_conn(self) -> _Conn | None:
+    def _idle_conn(self) -> H1Connection | None:
         now = time.monotonic()
         while self._idle:
             conn = self._idle.pop()
             idle, transport = now - conn.idle_since, conn.transport
             usable = transport is not None and conn.error is None and idle < self.keepalive
-            if usable and (idle < _CHECK_AFTER or not _peer_closed(transport)):
+            if usable and (idle < _CHECK_AFTER or not peer_closed(transport)):
                 return conn
             conn.close()
         return None
@@ -274,7 +274,7 @@ class H1Pool:
         lines.append(body)
         return b"".join(lines)
 
-    def put(self, conn: _Conn, *, reusable: bool) -> None:
+    def put(self, conn: H1Connection, *, reusable: bool) -> None:
         conn.response = None
         if reusable and conn.keep_alive and conn.transport is not None and conn.error is None:
             conn.idle_since = time.monotonic()

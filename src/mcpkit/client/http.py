@@ -31,7 +31,7 @@ from .sse import SSEParser
 from .transport import NotificationHandler, dispatch_notification, logger
 
 if TYPE_CHECKING:
-    from ..auth.oauth import OAuth
+    from .auth.oauth import OAuth
     from .h1 import H1Pool, H1Response
 
 __all__ = ["HttpTransport"]
@@ -45,7 +45,7 @@ KEEPALIVE = 4.0
 
 class HttpTransport:
     """Talks to one MCP endpoint URL. `headers` are added to every request; `auth` (an
-    `mcpkit.auth.OAuth`) answers 401/403 challenges and adds the access token (AUTH-20)."""
+    `mcpkit.client.auth.OAuth`) answers 401/403 challenges and adds the access token (AUTH-20)."""
 
     #: A listen stream that breaks is opened again with a new POST (SUB-13).
     reopens_streams = True
@@ -74,6 +74,11 @@ class HttpTransport:
         self._h1: H1Pool | None = None
         #: The proxy that HTTP(S)_PROXY / ALL_PROXY name for this URL, unless NO_PROXY skips it.
         self.proxy: str | None = None
+
+    @property
+    def http(self) -> aiohttp.ClientSession | None:
+        """The aiohttp session while started (None before `start` and after `close`)."""
+        return self._http
 
     async def start(self) -> None:
         if self._http is not None:
@@ -124,7 +129,7 @@ class HttpTransport:
             return await self._http.request(
                 method, self.url, data=data, headers=headers, proxy=self.proxy
             )
-        from ..auth.oauth import RetryState
+        from .auth.oauth import RetryState
 
         state = RetryState()
         while True:

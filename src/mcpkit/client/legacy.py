@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from ..protocol.errors import MCPError, MethodNotFound, error_from_wire
 from ..protocol.jsonrpc import JSONObject, Notification
 from ..protocol.versions import LEGACY_LATEST, LEGACY_VERSIONS
-from .deadline import Deadline
+from .deadline import Deadline, no_response
 from .errors import ClientError, InvalidResponse, RequestTimeout
 from .inputs import InputHandlers, NoHandler
 from .session import response_message
@@ -32,7 +32,10 @@ if TYPE_CHECKING:
 ACCEPTED = LEGACY_VERSIONS
 
 
-class LegacySession:
+class LegacyClientSession:
+    """The client's side of one 2025-11-25 session (the server's is
+    `mcpkit.server.legacy.LegacySession`)."""
+
     def __init__(
         self,
         transport: Transport,
@@ -155,10 +158,7 @@ class LegacySession:
                 if self.trace is not None:
                     self.trace("recv", response_message(response))
         except TimeoutError as exc:
-            if isinstance(exc, RequestTimeout):
-                raise
-            within = deadline.describe() if deadline is not None else f"within {timeout} s"
-            raise RequestTimeout(f"{method} got no response {within}") from exc
+            no_response(method, exc, deadline, timeout)
         if response.error is not None:
             raise error_from_wire(response.error)
         if not isinstance(response.result, dict):

@@ -60,9 +60,10 @@ class LegacyHttpChannel:
 
     @property
     def http(self) -> aiohttp.ClientSession:
-        if self.transport._http is None:
+        http = self.transport.http
+        if http is None:
             raise TransportError("HTTP transport is not started")
-        return self.transport._http
+        return http
 
     def headers(self, stream_only: bool = False) -> dict[str, str]:
         h = {"Accept": "text/event-stream" if stream_only else ACCEPT}
@@ -238,7 +239,7 @@ class LegacyHttpChannel:
                 await self._stream_task
         for task in list(self._tasks):
             task.cancel()
-        if self.session_id is not None and self.transport._http is not None:
+        if self.session_id is not None and self.transport.http is not None:
             with contextlib.suppress(aiohttp.ClientError, OSError):
                 async with await self.transport.send("DELETE", self.headers()) as resp:
                     await resp.read()

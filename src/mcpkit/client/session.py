@@ -10,9 +10,9 @@ from __future__ import annotations
 import asyncio
 import itertools
 import os
-from collections.abc import Callable, Mapping, Sequence
-from types import EllipsisType, TracebackType
-from typing import Any
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from types import EllipsisType
+from typing import Any, TypeVar
 
 from .._version import __version__
 from ..protocol.errors import HeaderMismatch, error_from_wire
@@ -26,49 +26,29 @@ from ..protocol.versions import (
     META_LOG_LEVEL,
     META_PROTOCOL_VERSION,
 )
-from .deadline import Deadline
-from .errors import ConnectionClosed, InvalidResponse, RequestTimeout, StreamBroken
+from .connect import make_transport
+from .deadline import Deadline, no_response
+from .errors import ConnectionClosed, InvalidResponse, StreamBroken
+from .lifecycle import AsyncResource
+from .pages import Page, collect, read_page
 from .stdio import StderrMode
-from .target import HttpTarget, parse_target
 from .transport import NotificationHandler, Transport
 
-__all__ = ["DEFAULT_CLIENT_INFO", "ClientSession", "Trace", "make_transport"]
+__all__ = ["DEFAULT_CLIENT_INFO", "ClientSession", "Trace", "refreshing_tools"]
 
 #: Sees each JSON-RPC message a client sends (`"send"`) or receives (`"recv"`), as a dict.
 Trace = Callable[[str, JSONObject], None]
 
+T = TypeVar("T")
 DEFAULT_CLIENT_INFO: JSONObject = {"name": "mcpkit", "version": __version__}
 #: `input_required` is handled by `Client` (MRTR); anything else unknown is invalid (BASE-09),
 #: but for `task` when the session declares the tasks extension (BASE-08).
 _KNOWN_RESULT_TYPES = frozenset({"complete", "input_required"})
-_MAX_PAGES = 10_000
 #: Requests a second delivery could act on twice: re-sent after a lost answer only with a key.
 _REPEATS_EFFECTS = frozenset({"tools/call", "tasks/update"})
 
 
-def make_transport(
-    target: str | Sequence[str],
-    *,
-    on_notification: NotificationHandler | None = None,
-    headers: Mapping[str, str] | None = None,
-    env: Mapping[str, str] | None = None,
-    cwd: str | os.PathLike[str] | None = None,
-    stderr: StderrMode = "inherit",
-) -> Transport:
-    """A URL → `HttpTransport` (with `headers`); a command → `StdioTransport` (env, cwd, stderr)."""
-    parsed = parse_target(target)
-    if isinstance(parsed, HttpTarget):
-        from .http import HttpTransport  # aiohttp is imported only when needed
-
-        return HttpTransport(parsed.url, headers=headers, on_notification=on_notification)
-    from .stdio import StdioTransport
-
-    return StdioTransport(
-        parsed.command, env=env, cwd=cwd, stderr=stderr, on_notification=on_notification
-    )
-
-
-class ClientSession:
+class ClientSession(AsyncResource):
     """Talks to one server. Use as `async with ClientSession(target) as client: ...`.
 
     `target` is a URL, a command (string or argv list) or a ready `Transport`. `timeout`
@@ -90,17 +70,14 @@ class ClientSession:
         cwd: str | os.PathLike[str] | None = None,
         stderr: StderrMode = "inherit",
     ) -> None:
-        if isinstance(target, Transport):
-            self.transport: Transport = target
-        else:
-            self.transport = make_transport(
-                target,
-                on_notification=on_notification,
-                headers=headers,
-                env=env,
-                cwd=cwd,
-                stderr=stderr,
-            )
+        self.transport: Transport = make_transport(
+            target,
+            on_notification=on_notification,
+            headers=headers,
+            env=env,
+            cwd=cwd,
+            stderr=stderr,
+        )
         self.timeout = timeout
         self.capabilities: JSONObject = dict(capabilities or {})
         self.client_info: JSONObject | None = (
@@ -116,17 +93,9 @@ class ClientSession:
         self.honours_keys = False
         self._ids = itertools.count(1)
 
-    async def __aenter__(self) -> ClientSession:
+    async def open(self) -> None:
+        """What `async with session:` does first: start the transport."""
         await self.transport.start()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.close()
 
     async def close(self) -> None:
         await self.transport.close()
@@ -182,10 +151,7 @@ class ClientSession:
                     request_id = next(self._ids)  # same body: the same idempotency key
                     response = await self._exchange(request_id, method, body)
         except TimeoutError as exc:
-            if isinstance(exc, RequestTimeout):
-                raise
-            within = deadline.describe() if deadline is not None else f"within {limit} s"
-            raise RequestTimeout(f"{method} got no response {within}") from exc
+            no_response(method, exc, deadline, limit)
         if response.error is not None:
             raise error_from_wire(response.error)
         if response.id != request_id:
@@ -218,12 +184,7 @@ class ClientSession:
     async def call_tool(self, name: str, arguments: Mapping[str, Any] | None = None) -> JSONObject:
         """`tools/call`. A tool failure comes back as a result with `isError: true`."""
         params: JSONObject = {"name": name, "arguments": dict(arguments or {})}
-        try:
-            return await self.request("tools/call", params)
-        except HeaderMismatch:
-            # The tool's x-mcp-header set may have changed: refresh it once (TR-XMH-12).
-            await self.list_tools()
-            return await self.request("tools/call", params)
+        return await refreshing_tools(lambda: self.request("tools/call", params), self.list_tools)
 
     async def list_resources(self) -> list[JSONObject]:
         return await self._list_all("resources/list", "resources")
@@ -249,23 +210,24 @@ class ClientSession:
         key: str,
         accept: Callable[[list[JSONObject]], list[JSONObject]] | None = None,
     ) -> list[JSONObject]:
-        items: list[JSONObject] = []
-        cursor: Any = None
-        seen: set[str] = set()
-        for _ in range(_MAX_PAGES):
+        async def fetch(cursor: str | None) -> Page:
             result = await self.request(method, {"cursor": cursor} if cursor is not None else None)
-            page = result.get(key)
-            if not isinstance(page, list):
-                raise InvalidResponse(f"{method} result has no {key!r} list")
-            page = [item for item in page if isinstance(item, dict)]
-            items.extend(accept(page) if accept is not None else page)
-            cursor = result.get("nextCursor")
-            if cursor is None:  # an empty string is a valid cursor (PAG-05)
-                return items
-            if not isinstance(cursor, str) or cursor in seen:
-                raise InvalidResponse(f"{method} returned a bad or repeated cursor {cursor!r}")
-            seen.add(cursor)
-        raise InvalidResponse(f"{method} returned more than {_MAX_PAGES} pages")
+            items, nxt = read_page(method, key, result)
+            return (accept(items) if accept is not None else items), nxt
+
+        return await collect(method, fetch)
+
+
+async def refreshing_tools(
+    send: Callable[[], Awaitable[T]], refresh: Callable[[], Awaitable[Any]]
+) -> T:
+    """`send()` a `tools/call`; on -32020 (header mismatch) `refresh()` the tool list once and
+    send it again: the tool's x-mcp-header set may have changed (TR-XMH-12)."""
+    try:
+        return await send()
+    except HeaderMismatch:
+        await refresh()
+        return await send()
 
 
 def response_message(response: Response) -> JSONObject:

@@ -7,12 +7,12 @@ import asyncio
 import logging
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Sequence
-from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from ..protocol.errors import error_from_wire
 from ..protocol.jsonrpc import JSONObject, Notification, RequestId
 from .errors import InvalidResponse, TransportError
+from .lifecycle import AsyncResource
 
 if TYPE_CHECKING:
     from .session import ClientSession
@@ -78,7 +78,7 @@ async def traced(
             await close()
 
 
-class Subscription:
+class Subscription(AsyncResource):
     """`async with client.subscribe(tools=True) as sub: async for note in sub: ...`
 
     Entering waits for the server's acknowledgement, so a change made after `__aenter__`
@@ -111,22 +111,6 @@ class Subscription:
         self.acknowledged: JSONObject = {}
         self.closed = False
         self.reopened = 0
-
-    async def __aenter__(self) -> Subscription:
-        try:
-            await self._acknowledge()
-        except BaseException:
-            await self.aclose()
-            raise
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
 
     async def _acknowledge(self) -> None:
         first = await self._next_message()
@@ -206,6 +190,13 @@ class Subscription:
         close = getattr(self._messages, "aclose", None)
         if close is not None:
             await close()
+
+    async def open(self) -> None:
+        """What `async with` does first: wait for the server's acknowledgement."""
+        await self._acknowledge()
+
+    async def close(self) -> None:
+        await self.aclose()
 
     async def aclose(self) -> None:
         self.closed = True

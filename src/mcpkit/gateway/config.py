@@ -37,9 +37,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..auth.access import AccessToken, InvalidToken
 from ..host.config import ConfigError, HostConfig, expand
 from ..host.consent import ConsentRules
+from ..server.auth.access import AccessToken, InvalidToken
 
 _KEYS = {"name", "consent", "auth", "handleTtl"}
 _AUTH_KEYS = {
@@ -183,7 +183,7 @@ def front_auth(settings: GatewaySettings, resource: str) -> Any:
     auth = settings.auth
     if auth is None:
         return None
-    from ..auth import BearerAuth, IntrospectionVerifier, JWTVerifier
+    from ..server.auth import BearerAuth, IntrospectionVerifier, JWTVerifier
 
     resource = str(auth.get("resource") or resource)
     servers = list(auth.get("authorizationServers") or [])

@@ -29,15 +29,18 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from ..client import ClientError, RequestTimeout
+from ..client.mrtr import MRTR_METHODS
 from ..client.tasks import follow_task
 from ..host.deadlines import Deadline
+from ..protocol.errors import InternalError
 from ..protocol.idempotency import IDEMPOTENCY_KEY
 from ..protocol.versions import META_CLIENT_CAPABILITIES
 from ..server.context import Context
 from ..server.inputs import InputRequired
-from ..server.mrtr import MRTR_METHODS
+from ..server.results import error_result
 from .inputs import passthrough
-from .link import CURRENT_CALL
+from .link import CURRENT_CALL, Unavailable
 
 if TYPE_CHECKING:
     from ..client import Client
@@ -231,3 +234,31 @@ def own_result(result: dict[str, Any]) -> dict[str, Any]:
         else:
             del result["_meta"]
     return result
+
+
+def failed(ctx: Context, message: str) -> dict[str, Any]:
+    """A call whose outcome the gateway does not know: a tool error for the model, or, when
+    it carries an idempotency key, a JSON-RPC error, which frees the key: the caller's retry
+    with it goes on to the backend (which knows the key) instead of replaying this answer."""
+    if IDEMPOTENCY_KEY in ctx.meta.raw:
+        raise InternalError(message)
+    return error_result(message)
+
+
+async def forwarded(
+    link: UpstreamLink, method: str, params: dict[str, Any], ctx: Context
+) -> dict[str, Any]:
+    """A prompt or a read on its backend; a backend that cannot answer is a protocol error
+    (there is no tool result to carry it)."""
+    try:
+        result = await forward(link, method, params, ctx)
+    except Unavailable:
+        raise InternalError(f"The {link.name!r} server is unavailable right now") from None
+    except RequestTimeout as exc:
+        link.report(exc)
+        raise InternalError(f"The {link.name!r} server did not answer in time") from None
+    except ClientError as exc:
+        link.report(exc)
+        raise InternalError(f"The connection to the {link.name!r} server broke") from None
+    link.healthy()
+    return own_result(result)

@@ -24,15 +24,13 @@ from ..host.link import ServerLink
 from ..host.pins import ToolPins
 from ..host.supervision import StateChange
 from ..protocol.errors import InternalError, MCPError, ResourceNotFound
-from ..protocol.idempotency import IDEMPOTENCY_KEY
 from ..server import methods
 from ..server.admission import ServerRequest
 from ..server.caching import CacheHint
 from ..server.context import Context
 from ..server.prefixes import with_ui_uri
-from ..server.results import error_result
 from ..server.server import Lifespan, Server
-from .forward import forward, own_result
+from .forward import failed, forward, forwarded, own_result
 from .link import Unavailable, UpstreamLink, narrowest
 from .remote import RemotePrompt, RemoteResource, RemoteTemplate, RemoteTool, header_params
 
@@ -266,7 +264,7 @@ class Front(Server):
         try:
             result = await self.forward_call(tool, arguments, ctx)
         except Unavailable:
-            return _failed(
+            return failed(
                 ctx,
                 f"The {link.name!r} server is unavailable right now (the gateway is "
                 "reconnecting); try again shortly.",
@@ -274,7 +272,7 @@ class Front(Server):
         except RequestTimeout as exc:
             link.report(exc)
             deadline = link.config.deadline(tool.remote)
-            return _failed(
+            return failed(
                 ctx,
                 f"The call to {tool.name} got no answer within its deadline "
                 f"({deadline.describe()}) and was cancelled. It may or may not have taken "
@@ -282,7 +280,7 @@ class Front(Server):
             )
         except ClientError as exc:
             link.report(exc)
-            return _failed(
+            return failed(
                 ctx,
                 f"The call to {tool.name} failed: the connection to the {link.name!r} server "
                 "broke. It may or may not have taken effect: check before calling it again.",
@@ -312,7 +310,7 @@ class Front(Server):
     ) -> dict[str, Any]:
         assert ctx is not None
         params = {"name": prompt.remote, "arguments": arguments}
-        result = await _forwarded(prompt.link, "prompts/get", params, ctx)
+        result = await forwarded(prompt.link, "prompts/get", params, ctx)
         return self.shape_result(prompt.link, result, ctx)
 
     async def _complete(
@@ -346,34 +344,6 @@ class Front(Server):
         return completion if isinstance(completion, dict) else []
 
 
-def _failed(ctx: Context, message: str) -> dict[str, Any]:
-    """A call whose outcome the gateway does not know: a tool error for the model, or, when
-    it carries an idempotency key, a JSON-RPC error, which frees the key: the caller's retry
-    with it goes on to the backend (which knows the key) instead of replaying this answer."""
-    if IDEMPOTENCY_KEY in ctx.meta.raw:
-        raise InternalError(message)
-    return error_result(message)
-
-
-async def _forwarded(
-    link: UpstreamLink, method: str, params: dict[str, Any], ctx: Context
-) -> dict[str, Any]:
-    """A prompt or a read on its backend; a backend that cannot answer is a protocol error
-    (there is no tool result to carry it)."""
-    try:
-        result = await forward(link, method, params, ctx)
-    except Unavailable:
-        raise InternalError(f"The {link.name!r} server is unavailable right now") from None
-    except RequestTimeout as exc:
-        link.report(exc)
-        raise InternalError(f"The {link.name!r} server did not answer in time") from None
-    except ClientError as exc:
-        link.report(exc)
-        raise InternalError(f"The connection to the {link.name!r} server broke") from None
-    link.healthy()
-    return own_result(result)
-
-
 async def _read(server: Server, request: ServerRequest) -> Any:
     """`resources/read` of a front: routed by URI, hints kept as the backend gave them."""
     assert isinstance(server, Front)
@@ -384,13 +354,13 @@ async def _read(server: Server, request: ServerRequest) -> Any:
     link, remote = routed
     scopes = server.scopes_for(link, "resource", remote)
     if scopes:
-        from ..auth.access import require_scopes
+        from ..server.auth.access import require_scopes
 
         require_scopes(scopes)
 
     async def run(ctx: Context | None) -> dict[str, Any]:
         assert ctx is not None
-        result = await _forwarded(link, "resources/read", {"uri": remote}, ctx)
+        result = await forwarded(link, "resources/read", {"uri": remote}, ctx)
         if result.get("resultType", "complete") == "complete":
             result.setdefault("ttlMs", 0)  # a backend without hints: stale at once, private
             result.setdefault("cacheScope", "private")

@@ -25,7 +25,6 @@ from typing import Any
 import orjson
 
 from .._version import __version__
-from ..auth.access import AccessToken
 from ..client.http_headers import CALL_HEADERS
 from ..host.audit import AuditLog, CallAudit, start_audit
 from ..host.config import ConfigError, HostConfig
@@ -35,6 +34,7 @@ from ..host.pins import ToolPins
 from ..host.schemas import without
 from ..host.settings import HostSettings
 from ..protocol.errors import MCPError, MissingRequiredClientCapability
+from ..server.auth.access import AccessToken
 from ..server.context import Context
 from ..server.inputs import InputRequired
 from ..server.prefixes import prefix_uri, split_uri, uri_prefix

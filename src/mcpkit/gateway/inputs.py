@@ -103,9 +103,19 @@ class Bridge:
                 return
 
     def cancel(self) -> None:
+        self.keep()
+        self.call.cancel()
+
+    def expire_after(self, seconds: float) -> None:
+        """Parked: cancelled unless resumed within `seconds`."""
+        self.keep()
+        self._expiry = asyncio.get_running_loop().call_later(seconds, self.cancel)
+
+    def keep(self) -> None:
+        """No expiry (resumed, or done)."""
         if self._expiry is not None:
             self._expiry.cancel()
-        self.call.cancel()
+            self._expiry = None
 
 
 def _future() -> asyncio.Future[Any]:
@@ -139,13 +149,11 @@ class Bridges:
     def _forget(self, bridge: Bridge) -> None:
         self.active.discard(bridge)
         self.parked.pop(bridge.id, None)
-        if bridge._expiry is not None:
-            bridge._expiry.cancel()
+        bridge.keep()
 
     def park(self, bridge: Bridge) -> str:
         self.parked[bridge.id] = bridge
-        loop = asyncio.get_running_loop()
-        bridge._expiry = loop.call_later(PARK_SECONDS, bridge.cancel)
+        bridge.expire_after(PARK_SECONDS)
         return bridge.id
 
     def resume(self, bridge_id: Any) -> Bridge:
@@ -155,9 +163,7 @@ class Bridges:
                 "Invalid params: the call this requestState continues is gone (it expired, "
                 "or the gateway restarted); send the request again without it"
             )
-        if bridge._expiry is not None:
-            bridge._expiry.cancel()
-            bridge._expiry = None
+        bridge.keep()
         return bridge
 
     def current(self) -> Bridge:

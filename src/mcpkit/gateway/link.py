@@ -28,7 +28,7 @@ from ..host.consent import ConsentPolicy, Decision, PendingCall
 from ..host.conversation import ToolResult
 from ..host.link import ServerLink
 from ..host.pins import ToolPins
-from ..host.supervision import StateChange, connection_lost, describe
+from ..host.supervision import StateChange
 from ..protocol.errors import MCPError
 from ..protocol.tasks import TASKS_EXTENSION
 from ..server.caching import CacheHint
@@ -306,8 +306,7 @@ class UpstreamLink(ServerLink):
         except asyncio.CancelledError:
             raise
         except (MCPError, ClientError) as exc:
-            if connection_lost(exc):
-                self.lose(describe(exc))
+            if self.lost_to(exc):
                 return
         with contextlib.suppress(MCPError, ClientError):
             await client.request("tools/list" if "tools" in caps else "prompts/list")

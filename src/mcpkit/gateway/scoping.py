@@ -24,7 +24,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..auth.access import AccessToken
+from ..server.auth.access import AccessToken
 
 _FIELD = re.compile(r"\{\{|\}\}|\{([A-Za-z_]+(?:\.[A-Za-z0-9_:.-]+)?)\}")
 #: mcpkit's handle shape (`mcpkit.server.handles`), not inside a longer word.

@@ -24,7 +24,7 @@ def oauth_for(server: ServerConfig, *, interactive: bool = True) -> Any:
         return None  # a static credential from the configuration
     if settings.get("oauth") is False:
         return None
-    from ..auth import (
+    from ..client.auth import (
         AuthorizationCode,
         ClientCredentials,
         ClientMetadata,

@@ -10,7 +10,7 @@ tool is neither offered nor callable. When the selected catalogue costs more tha
 tokens per model request, the agent switches to deferred loading: the model gets the
 `alwaysOn` tools plus a `search_tools` host tool; each search offers its best matches for the
 rounds that follow (the most recently found first, within the budget). `ranker` picks how
-the search ranks (`search.RANKERS`; "auto": BM25 and embeddings fused where the `search` extra
+the search ranks (`rankers.RANKERS`; "auto": BM25 and embeddings fused where the `search` extra
 is installed, BM25 alone otherwise). `resultBudget` is the output budget of one tool result
 (see `results`).
 """
@@ -24,8 +24,9 @@ from typing import Any
 
 from .config import ConfigError
 from .conversation import ToolSpec
+from .rankers import RANKERS, make_ranker
 from .results import DEFAULT_RESULT_TOKENS
-from .search import RANKERS, Ranker, ToolDoc, make_ranker
+from .search import Ranker, ToolDoc
 from .tokens import SpecTokens
 
 #: Catalogue tokens per model request above which tools are loaded on demand.
@@ -44,7 +45,7 @@ class ToolSettings:
     search_limit: int = DEFAULT_SEARCH_LIMIT
     #: Output budget of one tool result, in tokens (`resultBudget`).
     result_budget: int = DEFAULT_RESULT_TOKENS
-    #: How `search_tools` ranks (one of `search.RANKERS`).
+    #: How `search_tools` ranks (one of `rankers.RANKERS`).
     ranker: str = "auto"
 
     def selects(self, name: str) -> bool:

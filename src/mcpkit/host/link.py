@@ -280,15 +280,20 @@ class ServerLink:
         except asyncio.CancelledError:
             raise
         except (MCPError, ClientError) as exc:
-            if connection_lost(exc):
-                self.lose(describe(exc))
+            if self.lost_to(exc):
                 return
         # The stream ended (the server closed it, or refused it): is the server still there?
         try:
             await client.request("tools/list", use_cache=False)
         except (MCPError, ClientError) as exc:
-            if connection_lost(exc):
-                self.lose(describe(exc))
+            self.lost_to(exc)
+
+    def lost_to(self, exc: MCPError | ClientError) -> bool:
+        """Whether `exc` means the connection is gone; if so, the link is lost (it says why)."""
+        if connection_lost(exc):
+            self.lose(describe(exc))
+            return True
+        return False
 
     async def _watch_process(self, transport: StdioTransport) -> None:
         """A stdio server without a change stream (or a legacy one, whose stream outlives the

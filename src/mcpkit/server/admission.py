@@ -318,8 +318,6 @@ def _in_session(
     params = msg.params if msg.params is not None else {}
     shapes(LEGACY).check_request(msg.method, params)
     meta = session.request_meta(params)
-    from .legacy.inputs import LegacyInputs
-
     return ServerRequest(
         msg.id,
         msg.method,
@@ -328,7 +326,7 @@ def _in_session(
         LEGACY,
         session.emitter(outbox),
         outbox,
-        LegacyInputs(session, meta, outbox),
+        session.inputs(meta, outbox),
     )
 
 

@@ -21,8 +21,8 @@ from .inputs import (
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
-    from ..auth.access import AccessToken
     from .admission import ServerRequest
+    from .auth.access import AccessToken
     from .server import Server
     from .tasks.run import Launcher
     from .tasks.store import TaskRecord
@@ -190,6 +190,20 @@ class Context:
             await launcher.detach(self, status_message)
             await asyncio.sleep(0)  # let the request send its CreateTaskResult first
         return self._task is not None
+
+    def become_task(self, task: TaskRecord, inputs: InputChannel) -> None:
+        """Turn the call this context serves into `task` (the tasks machinery does, see
+        `mcpkit.server.tasks.run`): `task_id` and `set_status` speak of it, questions go to
+        `inputs` (answered through `tasks/update`), and progress and logs stop, as there is no
+        request stream any more."""
+        self._task = task
+        self._inputs = inputs
+        self._emit = None
+
+    def offer_task(self, launcher: Launcher | None) -> None:
+        """`task_start="handler"`: `run_as_task()` turns the call into a task through `launcher`
+        (None: it can no longer)."""
+        self._launcher = launcher
 
     def set_status(self, message: str) -> None:
         """A task's `statusMessage` (what `tasks/get` shows); ignored outside a task."""

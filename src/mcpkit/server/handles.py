@@ -35,7 +35,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
-from ..auth.access import current_principal
+from .auth.access import current_principal
 from .tools import ToolError
 
 __all__ = [

@@ -29,9 +29,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import orjson
 
-from ..auth.access import current_access, require_scopes
 from ..protocol.errors import InvalidParams
 from ..protocol.idempotency import IDEMPOTENCY_KEY, IDEMPOTENT_REPLAY, MAX_KEY_LENGTH, valid_key
+from .auth.access import current_access, require_scopes
 
 if TYPE_CHECKING:
     from .admission import ServerRequest

@@ -134,15 +134,14 @@ class ModernInputs:
         return out
 
 
-def parse_answer(call: InputCall, raw: Any) -> Any:
-    """The answer to one call, parsed; a malformed one is -32602."""
+def parse_answer(call: InputCall, raw: Any, where: str | None = None) -> Any:
+    """The answer to one call, parsed; a malformed one is -32602 (MRTR-23: a protocol error),
+    saying `where` the answer came from (default: the request's `inputResponses`)."""
     try:
         return call.parse(raw)
     except (ValueError, TypeError, KeyError, ValidationError) as exc:
-        # MRTR-23: malformed responses are a protocol error.
-        raise InvalidParams(
-            f"Invalid params: inputResponses[{call.key!r}] is not valid: {exc}"
-        ) from None
+        where = where or f"Invalid params: inputResponses[{call.key!r}] is not valid"
+        raise InvalidParams(f"{where}: {exc}") from None
 
 
 # -- building calls ---------------------------------------------------------------------------

@@ -7,19 +7,20 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import orjson
 
-from ..auth.access import current_access, require_scopes
 from ..protocol.errors import InvalidParams, MethodNotFound, ResourceNotFound
 from ..protocol.jsonrpc import Fragment
 from ..protocol.tasks import declares_tasks
 from .admission import MODERN, ServerRequest
+from .auth.access import current_access, require_scopes
 from .caching import decode_cursor, encode_cursor
 from .context import Context
 from .inputs import InputRequired, ModernInputs
 from .ownership import current_owner
+from .registered import Registered
 from .resources import ResourceTemplate
 from .tasks.run import require_tasks, task_runner
 
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
     from .server import Server
 
 Handler = Callable[["Server", ServerRequest], Awaitable[Any]]
+R = TypeVar("R", bound=Registered)
 
 
 def _finish(server: Server, method: str, result: dict[str, Any]) -> dict[str, Any]:
@@ -164,17 +166,23 @@ async def _with_inputs(
     return _finish(server, request.method, result)
 
 
-async def tools_call(server: Server, request: ServerRequest) -> Any:
-    params = request.params  # "name" a string, "arguments" an object or absent (admitted)
+def _named(registry: dict[str, R], kind: str, params: dict[str, Any]) -> tuple[R, Any]:
+    """The tool or prompt `params` name (admitted: a string), for a caller whose token holds
+    its scopes (AUTH-29: 403 insufficient_scope on HTTP), and its arguments (admitted: an
+    object, or absent: {}). An unknown name is -32602 naming it."""
     name = params["name"]
-    tool = server.tools.get(name)
-    if tool is None:
-        raise InvalidParams(f"Unknown tool: {name}", {"name": name})  # TOOL-21
-    if tool.scopes:
-        require_scopes(tool.scopes)  # AUTH-29: 403 insufficient_scope on HTTP
+    found = registry.get(name)
+    if found is None:
+        raise InvalidParams(f"Unknown {kind}: {name}", {"name": name})
+    if found.scopes:
+        require_scopes(found.scopes)
     arguments = params.get("arguments")
-    if arguments is None:
-        arguments = {}
+    return found, arguments if arguments is not None else {}
+
+
+async def tools_call(server: Server, request: ServerRequest) -> Any:
+    params = request.params
+    tool, arguments = _named(server.tools, "tool", params)  # TOOL-21
     if tool.task is not None and request.era is MODERN:
         # The tasks extension is the modern wire's; a session runs the tool in place.
         if declares_tasks(request.meta.client_capabilities):
@@ -226,16 +234,7 @@ async def resources_read(server: Server, request: ServerRequest) -> Any:
 
 
 async def prompts_get(server: Server, request: ServerRequest) -> Any:
-    params = request.params  # "name" a string, "arguments" an object of strings (admitted)
-    name = params["name"]
-    prompt = server.prompts.get(name)
-    if prompt is None:
-        raise InvalidParams(f"Unknown prompt: {name}", {"name": name})  # PRM-08
-    if prompt.scopes:
-        require_scopes(prompt.scopes)
-    arguments = params.get("arguments")
-    if arguments is None:
-        arguments = {}
+    prompt, arguments = _named(server.prompts, "prompt", request.params)  # PRM-08
     return await _with_inputs(
         server,
         request,

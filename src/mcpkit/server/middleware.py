@@ -27,13 +27,13 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..auth.access import current_access
 from .admission import ServerRequest
+from .auth.access import current_access
 
 if TYPE_CHECKING:
-    from ..auth.access import AccessToken
     from ..protocol.jsonrpc import Request
     from ..protocol.meta import RequestMeta
+    from .auth.access import AccessToken
     from .context import Emit
     from .server import Server
 

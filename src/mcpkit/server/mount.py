@@ -27,13 +27,15 @@ from .prefixes import (
     uri_prefix,
     with_ui_uri,
 )
+from .registered import Registered
 from .subscriptions import RESOURCE_UPDATED
 from .uri_template import UriTemplate
 
 if TYPE_CHECKING:
-    from .server import Completer, Server
+    from .registrations import Completer
+    from .server import Server
 
-T = TypeVar("T")
+R = TypeVar("R", bound=Registered)
 _LISTS = (
     "notifications/tools/list_changed",
     "notifications/prompts/list_changed",
@@ -129,13 +131,11 @@ class Mount:
         clone.definition = {**template.definition, "uriTemplate": clone.template.template}
         return clone
 
-    def _owned(self, item: T) -> T:
+    def _owned(self, item: R) -> R:
         """A copy whose handler sees the mounted server as `ctx.server` (its lifespan state)."""
         clone = copy.copy(item)
-        param = getattr(item, "context_param", None)
-        if param is not None:
-            fn, is_async = item.fn, item.is_async  # type: ignore[attr-defined]
-            clone.fn = _with_server(fn, is_async, param, self.child)  # type: ignore[attr-defined]
+        if item.context_param is not None:
+            clone.fn = _with_server(item.fn, item.is_async, item.context_param, self.child)
         return clone
 
     # -- completion ----------------------------------------------------------------------

@@ -10,9 +10,6 @@ from .inputs import InputRequired, ModernInputs
 from .ownership import Owner
 from .request_state import StateSealer, StateStore, salient_digest
 
-#: MRTR-03/04: the only methods that may answer `input_required`.
-MRTR_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})
-
 
 class MrtrEngine:
     def __init__(self, sealer: StateSealer, store: StateStore | None = None) -> None:

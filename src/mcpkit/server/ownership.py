@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 
-from ..auth.access import current_access
+from .auth.access import current_access
 
 #: An owner key: a principal, `token:<digest>` for a token without one, None without auth.
 Owner = str | None

@@ -2,64 +2,31 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Unpack
 
 from pydantic_core import ValidationError
 
-from ..protocol.content import Icon
 from ..protocol.errors import InvalidParams
 from .context import Context
-from .docstrings import parse_doc
-from .handlers import invoke, is_async_callable
+from .handlers import invoke
+from .registered import Described, Registered
 from .results import prompt_messages
-from .signature import Signature, format_validation_error
+from .signature import format_validation_error
 
 
-class Prompt:
-    __slots__ = (
-        "context_param",
-        "definition",
-        "description",
-        "fn",
-        "is_async",
-        "name",
-        "scopes",
-        "signature",
-    )
+class Prompt(Registered):
+    __slots__ = ("name",)
 
     def __init__(
-        self,
-        fn: Callable[..., Any],
-        *,
-        name: str | None = None,
-        title: str | None = None,
-        description: str | None = None,
-        icons: list[Icon] | None = None,
-        meta: dict[str, Any] | None = None,
-        scopes: Iterable[str] = (),
+        self, fn: Callable[..., Any], *, name: str | None = None, **described: Unpack[Described]
     ) -> None:
         self.name = name or fn.__name__
-        self.scopes = frozenset(scopes)
-        self.fn = fn
-        self.is_async = is_async_callable(fn)
         # PRM-12: prompt argument values are strings on the wire.
-        doc = parse_doc(fn)
-        self.signature = Signature(
-            fn,
-            model_name=f"{self.name}_prompt_arguments",
-            all_strings=True,
-            param_docs=doc.params,
+        super().__init__(
+            fn, described, model_name=f"{self.name}_prompt_arguments", all_strings=True
         )
-        self.context_param = self.signature.context_param
-        if self.signature.principal_params:
-            raise TypeError(f"prompt {self.name!r}: FromPrincipal is for tools; read ctx.auth")
-        self.description = description if description is not None else doc.description
-        d: dict[str, Any] = {"name": self.name}
-        if title:
-            d["title"] = title
-        if self.description:
-            d["description"] = self.description
+        self.refuse_principal(f"prompt {self.name!r}: FromPrincipal is for tools; read ctx.auth")
         args = []
         props = self.signature.schema.get("properties", {})
         required = set(self.signature.schema.get("required", []))
@@ -71,13 +38,8 @@ class Prompt:
             if arg in required:
                 a["required"] = True
             args.append(a)
-        if args:
-            d["arguments"] = args
-        if icons:
-            d["icons"] = [i.to_wire() for i in icons]
-        if meta:
-            d["_meta"] = meta
-        self.definition: dict[str, Any] = d
+        body: dict[str, Any] = {"arguments": args} if args else {}
+        self.definition = self.describe(described, {"name": self.name}, body)
 
     async def get(self, arguments: dict[str, Any], ctx: Context | None) -> dict[str, Any]:
         try:

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from .._version import __version__
-from ..protocol.content import Annotations, Icon, Implementation, ToolAnnotations
+from ..protocol.content import Icon, Implementation
 from ..protocol.errors import InternalError, MCPError, MethodNotFound
 from ..protocol.idempotency import IDEMPOTENCY_EXTENSION
 from ..protocol.jsonrpc import encode_error, encode_result
@@ -17,44 +17,42 @@ from ..protocol.versions import LEGACY_VERSIONS, META_SERVER_INFO, MODERN_VERSIO
 from ..telemetry.config import TelemetryError
 from ..telemetry.config import resolve as resolve_telemetry
 from . import admission, methods
-from .admission import Admission, MirroredHeaders, ServerRequest
+from .admission import ServerRequest
 from .caching import DEFAULT_CACHE, CacheHint
-from .context import Emit
 from .env import read_setting
 from .events import EventBus
 from .middleware import Call, CallNext, Middleware, chain
 from .mrtr import MrtrEngine
 from .prompts import Prompt
 from .readiness import Readiness
+from .registrations import Completer, Registrations
 from .request_state import StateSealer, StateStore
 from .resources import Resource, ResourceTemplate
-from .subscriptions import RESOURCE_UPDATED, Subscription, SubscriptionHub
+from .subscriptions import Subscription, SubscriptionHub
 from .tasks import TaskStore
 from .tasks.methods import METHODS as TASK_METHODS
 from .tasks.methods import listened_tasks
-from .tools import TaskStart, TaskSupport, Tool
-from .uri_template import UriTemplate
+from .tools import Tool
 
 if TYPE_CHECKING:
+    from ..protocol.jsonrpc import Notification
     from ..telemetry.config import Telemetry
-    from ..transports.http import StreamableHTTPApp
     from .handles import Handles, HandleStore
     from .health import Health
     from .idempotency import IdempotencyStore
-    from .legacy.session import LegacySession, Outbox
     from .mount import Mount
     from .redis_config import RedisConfig
     from .telemetry import ServerTelemetry
+    from .transports.http import StreamableHTTPApp
+    from .transports.memory import MemoryTransport
 
-F = TypeVar("F", bound=Callable[..., Any])
 log = logging.getLogger("mcpkit.server")
-Completer = Callable[..., Awaitable[Any] | Any]
 #: `lifespan(server)`: an async context manager entered when serving starts; what it yields is
 #: `server.lifespan_state` (`ctx.lifespan` in handlers, `call.lifespan` in middleware).
 Lifespan = Callable[["Server"], AbstractAsyncContextManager[Any]]
 
 
-class Server:
+class Server(Registrations):
     """An MCP server.
 
     server = Server("weather", version="1.0")
@@ -176,65 +174,7 @@ class Server:
         self.mounts: list[Mount] = []
         self.change_listeners: list[Callable[[str, dict[str, Any] | None], None]] = []
 
-    # -- registration ----------------------------------------------------------------------
-    def tool(
-        self,
-        name: str | None = None,
-        *,
-        title: str | None = None,
-        description: str | None = None,
-        input_schema: dict[str, Any] | None = None,
-        structured_output: bool | None = None,
-        annotations: ToolAnnotations | None = None,
-        icons: list[Icon] | None = None,
-        meta: dict[str, Any] | None = None,
-        scopes: Iterable[str] = (),
-        task: TaskSupport | None = None,
-        task_start: TaskStart = "call",
-        timeout: float | None = None,
-    ) -> Callable[[F], F]:
-        """Register a function as a tool; its signature is the input schema, its docstring the
-        description (Google, NumPy or Sphinx parameter sections document the parameters). With
-        `scopes`, only callers whose token holds all of them see and call it (403 otherwise).
-        With `timeout` (seconds), a call still running then is cancelled and answered as a
-        tool error.
-
-        `task="optional"` lets a call run as a task for clients that declare the tasks
-        extension (others get the result synchronously); `task="required"` refuses clients
-        without it. `task_start="handler"` keeps the call synchronous until the handler awaits
-        `ctx.run_as_task()` (input asked before that is multi round-trip input)."""
-
-        def register(fn: F) -> F:
-            self.add_tool(
-                Tool(
-                    fn,
-                    name=name,
-                    title=title,
-                    description=description,
-                    input_schema=input_schema,
-                    structured_output=structured_output,
-                    annotations=annotations,
-                    icons=icons,
-                    meta=meta,
-                    scopes=scopes,
-                    task=task,
-                    task_start=task_start,
-                    timeout=timeout,
-                )
-            )
-            return fn
-
-        return register
-
-    def add_tool(self, tool: Tool) -> None:
-        if tool.name in self.tools:
-            raise ValueError(f"a tool named {tool.name!r} is already registered (TOOL-13)")
-        tool.mask_errors = self._mask_errors
-        if tool.timeout is None:
-            tool.timeout = self.tool_timeout
-        self.tools[tool.name] = tool
-        self._changed("notifications/tools/list_changed")
-
+    # -- registration: tool(), resource(), prompt(), completion() are `Registrations`' ------
     def set_idempotency(self, store: IdempotencyStore) -> None:
         """Honour idempotency keys on `tools/call`, records in `store` (before serving)."""
         from .idempotency import guard, settings  # loaded only by servers that use it
@@ -279,110 +219,6 @@ class Server:
             self._handles = Handles(self._handle_store)
         return self._handles
 
-    @property
-    def mask_errors(self) -> bool:
-        return self._mask_errors
-
-    @mask_errors.setter
-    def mask_errors(self, value: bool) -> None:
-        self._mask_errors = value
-        for tool in self.tools.values():
-            tool.mask_errors = value
-
-    def remove_tool(self, name: str) -> None:
-        if self.tools.pop(name, None) is not None:
-            self._changed("notifications/tools/list_changed")
-
-    def resource(
-        self,
-        uri: str,
-        *,
-        name: str | None = None,
-        title: str | None = None,
-        description: str | None = None,
-        mime_type: str | None = None,
-        annotations: Annotations | None = None,
-        icons: list[Icon] | None = None,
-        meta: dict[str, Any] | None = None,
-        scopes: Iterable[str] = (),
-    ) -> Callable[[F], F]:
-        """Register a resource; a URI with `{variables}` registers a resource template."""
-
-        def register(fn: F) -> F:
-            kw: dict[str, Any] = dict(
-                name=name,
-                title=title,
-                description=description,
-                mime_type=mime_type,
-                annotations=annotations,
-                icons=icons,
-                meta=meta,
-                scopes=scopes,
-            )
-            if UriTemplate.is_template(uri):
-                self.templates.append(ResourceTemplate(fn, uri, **kw))
-            else:
-                if uri in self.resources:
-                    raise ValueError(f"a resource at {uri!r} is already registered")
-                self.resources[uri] = Resource(fn, uri, **kw)
-            self._changed("notifications/resources/list_changed")
-            return fn
-
-        return register
-
-    def remove_resource(self, uri: str) -> None:
-        if self.resources.pop(uri, None) is not None:
-            self._changed("notifications/resources/list_changed")
-
-    def prompt(
-        self,
-        name: str | None = None,
-        *,
-        title: str | None = None,
-        description: str | None = None,
-        icons: list[Icon] | None = None,
-        meta: dict[str, Any] | None = None,
-        scopes: Iterable[str] = (),
-    ) -> Callable[[F], F]:
-        """Register a prompt; its (string) parameters are the prompt's arguments."""
-
-        def register(fn: F) -> F:
-            p = Prompt(
-                fn,
-                name=name,
-                title=title,
-                description=description,
-                icons=icons,
-                meta=meta,
-                scopes=scopes,
-            )
-            if p.name in self.prompts:
-                raise ValueError(f"a prompt named {p.name!r} is already registered")
-            self.prompts[p.name] = p
-            self._changed("notifications/prompts/list_changed")
-            return fn
-
-        return register
-
-    def remove_prompt(self, name: str) -> None:
-        if self.prompts.pop(name, None) is not None:
-            self._changed("notifications/prompts/list_changed")
-
-    def completion(self) -> Callable[[F], F]:
-        """Register the `completion/complete` handler: `(ref, argument, context) -> list[str]`."""
-
-        def register(fn: F) -> F:
-            from .mount import MountedCompletions
-
-            if isinstance(self.completer, MountedCompletions):
-                self.completer.own = fn  # mounted servers keep completing their own refs
-            else:
-                self.completer = fn
-            self.list_cache.clear()
-            return fn
-
-        return register
-
     def mount(self, other: Server, prefix: str) -> None:
         """Serve `other`'s tools, prompts, resources, templates and completions as this
         server's: names become `prefix__name`, URIs `prefix+scheme:...` (`mcpkit.server.prefixes`).
@@ -396,36 +232,9 @@ class Server:
         """A server that forwards everything to `target` (a URL, a command, an `mcpServers`
         entry, or a `Server`), either era, either transport: `mcpkit.gateway.proxy`, which
         lives above the server and the client (this is a shortcut to it)."""
-        from ..gateway import proxy
+        from ..gateway.proxy import proxy
 
         return proxy(target, **options)
-
-    # -- change notifications (delivered to subscriptions/listen streams) --------------------
-    def _changed(self, method: str) -> None:
-        self.list_cache.clear()
-        self.serves_tasks = any(t.task is not None for t in self.tools.values())
-        self.any_scopes = any(
-            x.scopes
-            for group in (self.tools.values(), self.resources.values(), self.prompts.values())
-            for x in group
-        ) or any(t.scopes for t in self.templates)
-        self.subscriptions.publish(method)
-        for listener in self.change_listeners:
-            listener(method, None)
-
-    def notify_tools_changed(self) -> None:
-        self._changed("notifications/tools/list_changed")
-
-    def notify_prompts_changed(self) -> None:
-        self._changed("notifications/prompts/list_changed")
-
-    def notify_resources_changed(self) -> None:
-        self._changed("notifications/resources/list_changed")
-
-    def notify_resource_updated(self, uri: str) -> None:
-        self.subscriptions.publish(RESOURCE_UPDATED, {"uri": uri}, uri=uri)
-        for listener in self.change_listeners:
-            listener(RESOURCE_UPDATED, {"uri": uri})
 
     # -- protocol --------------------------------------------------------------------------
     def capabilities(self) -> dict[str, Any]:
@@ -446,18 +255,10 @@ class Server:
             caps["extensions"] = extensions
         return caps
 
-    def admit(
-        self,
-        data: bytes | bytearray | memoryview | str,
-        http: MirroredHeaders | None = None,
-        *,
-        session: LegacySession | None = None,
-        emit: Emit | None = None,
-        outbox: Outbox | None = None,
-    ) -> Admission:
-        """The front door every transport calls first (see `mcpkit.server.admission`): one
-        received message in, what to do with it out (or `Refused`). No I/O."""
-        return admission.admit(self, data, http, session, emit, outbox)
+    admit = admission.admit
+    """The front door every transport calls first: `server.admit(data, http, session=...,
+    emit=..., outbox=...)`, one received message in, what to do with it out (or `Refused`).
+    No I/O. See `mcpkit.server.admission`."""
 
     async def handle(self, request: ServerRequest) -> Any:
         """THE dispatch point: answer one admitted request; the `result` value. The
@@ -570,9 +371,18 @@ class Server:
 
     def http_app(self, **options: Any) -> StreamableHTTPApp:
         """The raw ASGI app (mount it in Starlette/FastAPI, or serve it with any ASGI server)."""
-        from ..transports.http import StreamableHTTPApp
+        from .transports.http import StreamableHTTPApp
 
         return StreamableHTTPApp(self, **options)
+
+    def memory_transport(
+        self, on_notification: Callable[[Notification], Awaitable[None] | None] | None = None
+    ) -> MemoryTransport:
+        """A client transport bound to this server in the same event loop (`Client(server)`
+        uses it; the client never imports the server): the bytes-level path stdio uses."""
+        from .transports.memory import MemoryTransport
+
+        return MemoryTransport(self, on_notification)
 
     def run(
         self,
@@ -590,15 +400,15 @@ class Server:
         status 130."""
         try:
             if transport == "stdio":
-                from ..transports.stdio import run_stdio
                 from .settings import Settings
+                from .transports.stdio import run_stdio
 
                 settings = Settings.from_env()
                 settings.configure_logging()
                 settings.scope_requests(self)
                 run_stdio(self, auth=options.get("auth"))
             elif transport in ("http", "streamable-http"):
-                from ..transports.http import serve_http
+                from .transports.http_serve import serve_http
 
                 serve_http(self, host=host, port=port, **options)
             else:

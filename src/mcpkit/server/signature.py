@@ -17,7 +17,7 @@ from typing import Annotated, Any, Union, get_args, get_origin, get_type_hints
 
 from pydantic_core import SchemaValidator, ValidationError, core_schema
 
-from ..auth.principal import FromPrincipal, principal_marker
+from .auth.principal import FromPrincipal, principal_marker
 from .context import Context
 
 _NONE_TYPES = (type(None), None)
@@ -91,9 +91,9 @@ class Signature:
             params.append((name, ann, default))
         self.names = tuple(name for name, _, _ in params)
         if not self.has_var_kwargs and all(_plain(ann, default) for _, ann, default in params):
-            self._validate, self.schema = _scalar_signature(params)
+            self._validate, self.schema = scalar_signature(params)
         else:
-            self._validate, self.schema = _model_signature(model_name, params, self.has_var_kwargs)
+            self._validate, self.schema = model_signature(model_name, params, self.has_var_kwargs)
         if param_docs:
             _describe(self.schema, param_docs)
 
@@ -130,7 +130,7 @@ def _pydantic_title(name: str) -> str:
     )  # pydantic's GenerateJsonSchema.get_title_from_name
 
 
-def _scalar_signature(
+def scalar_signature(
     params: list[Param],
 ) -> tuple[Callable[[dict[str, Any]], dict[str, Any]], dict[str, Any]]:
     """The validator and JSON Schema pydantic would give a model of these fields, built directly."""
@@ -164,7 +164,7 @@ def _scalar_signature(
     return validator.validate_python, schema
 
 
-def _model_signature(
+def model_signature(
     model_name: str, params: list[Param], var_kwargs: bool
 ) -> tuple[Callable[[dict[str, Any]], dict[str, Any]], dict[str, Any]]:
     """Any other signature: a pydantic model (pydantic is imported here, on first need)."""

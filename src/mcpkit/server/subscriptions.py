@@ -66,7 +66,7 @@ class Subscription:
         # SUB-11/12: graceful closure by the server.
         return {"resultType": "complete", "_meta": {META_SUBSCRIPTION_ID: self.id}}
 
-    def _offer(self, item: Any) -> None:
+    def offer(self, item: Any) -> None:
         if self.closed:
             return
         try:
@@ -172,7 +172,7 @@ class SubscriptionHub:
         self._loop = asyncio.get_running_loop()
         sub = Subscription(sub_id, honoured, self._max_queue)
         if self._ending:
-            sub._offer(_CLOSED)
+            sub.offer(_CLOSED)
             sub.closed = True
             return sub
         self._subs.add(sub)
@@ -228,17 +228,17 @@ class SubscriptionHub:
         for sub in list(self._subs):
             if task.id in sub.task_ids:
                 params = params or task.detailed()
-                sub._offer(sub.message(TASK_STATUS_NOTIFICATION, params))
+                sub.offer(sub.message(TASK_STATUS_NOTIFICATION, params))
 
     def _deliver(self, method: str, params: dict[str, Any] | None, uri: str | None) -> None:
         for sub in list(self._subs):
             if sub.wants(method, uri):
-                sub._offer(sub.message(method, params))
+                sub.offer(sub.message(method, params))
 
     def close_all(self) -> None:
         """Server shutdown: every stream ends with its final result (new ones too)."""
         self._ending = True
         for sub in list(self._subs):
-            sub._offer(_CLOSED)
+            sub.offer(_CLOSED)
             sub.closed = True
         self._subs.clear()

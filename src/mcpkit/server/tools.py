@@ -6,30 +6,27 @@ import asyncio
 import logging
 import re
 import secrets
-from collections.abc import Callable, Iterable
-from typing import Any, Literal, get_type_hints
+from collections.abc import Callable
+from typing import Any, Unpack, get_type_hints
 
 from pydantic_core import ValidationError
 
-from ..auth.access import current_access
-from ..auth.principal import PrincipalMissing
-from ..protocol.content import Icon, ToolAnnotations
 from ..protocol.errors import MCPError
 from ..protocol.headers import HeaderParam, find_header_params
 from ..protocol.jsonschema import compile_schema, first_errors
+from .auth.access import current_access
+from .auth.principal import PrincipalMissing
 from .context import Context
-from .docstrings import parse_doc
-from .handlers import invoke, is_async_callable
+from .handlers import invoke
 from .inputs import InputRequired
+from .registered import Registered, TaskStart, TaskSupport, ToolOptions
 from .results import OutputSpec, error_result, tool_result
-from .signature import Signature, format_validation_error
+from .signature import format_validation_error
 
 log = logging.getLogger("mcpkit.server")
 
 # TOOL-13: 1-128 characters of A-Z a-z 0-9 _ - .
 TOOL_NAME_RE = re.compile(r"^[A-Za-z0-9_.\-]{1,128}$")
-TaskSupport = Literal["optional", "required"]
-TaskStart = Literal["call", "handler"]
 
 
 class ToolError(Exception):
@@ -40,47 +37,28 @@ class ToolTimeout(ToolError):
     """A tool ran past its `timeout`: the handler was cancelled."""
 
 
-class Tool:
+class Tool(Registered):
     """One registered tool. `definition` is the wire object, built once."""
 
     __slots__ = (
         "_validator",
-        "context_param",
-        "definition",
-        "fn",
         "header_params",
-        "is_async",
         "mask_errors",
         "name",
         "output",
         "principal_params",
-        "scopes",
-        "signature",
         "task",
         "task_start",
         "timeout",
     )
 
     def __init__(
-        self,
-        fn: Callable[..., Any],
-        *,
-        name: str | None = None,
-        title: str | None = None,
-        description: str | None = None,
-        input_schema: dict[str, Any] | None = None,
-        structured_output: bool | None = None,
-        annotations: ToolAnnotations | None = None,
-        icons: list[Icon] | None = None,
-        meta: dict[str, Any] | None = None,
-        scopes: Iterable[str] = (),
-        task: TaskSupport | None = None,
-        task_start: TaskStart = "call",
-        timeout: float | None = None,
+        self, fn: Callable[..., Any], *, name: str | None = None, **options: Unpack[ToolOptions]
     ) -> None:
+        task = options.get("task")
+        task_start = options.get("task_start", "call")
+        timeout = options.get("timeout")
         self.name = name or fn.__name__
-        #: Scopes a caller's token must hold to see and call this tool (AUTH-29).
-        self.scopes = frozenset(scopes)
         if not TOOL_NAME_RE.match(self.name):
             raise ValueError(
                 f"invalid tool name {self.name!r}: use 1-128 characters of A-Z a-z 0-9 _ - . (TOOL-13)"
@@ -100,13 +78,10 @@ class Tool:
         #: Unexpected exceptions reach the client as a generic error with a reference id (the
         #: traceback is logged under it). `Server` sets this from its `mask_errors`.
         self.mask_errors = True
-        self.fn = fn
-        self.is_async = is_async_callable(fn)
-        doc = parse_doc(fn)
-        self.signature = Signature(fn, model_name=f"{self.name}_arguments", param_docs=doc.params)
-        self.context_param = self.signature.context_param
+        super().__init__(fn, options, model_name=f"{self.name}_arguments")
         self.principal_params = self.signature.principal_params
         self._validator: Any = None
+        input_schema = options.get("input_schema")
         if input_schema is not None:
             if input_schema.get("type") != "object":
                 raise ValueError(
@@ -122,23 +97,14 @@ class Tool:
             ret = get_type_hints(fn).get("return")
         except Exception:
             ret = None
-        self.output = OutputSpec(ret, structured_output)
-        d: dict[str, Any] = {"name": self.name}
-        if title:
-            d["title"] = title
-        desc = description if description is not None else doc.description
-        if desc:
-            d["description"] = desc
-        d["inputSchema"] = schema
+        self.output = OutputSpec(ret, options.get("structured_output"))
+        body: dict[str, Any] = {"inputSchema": schema}
         if self.output.schema is not None:
-            d["outputSchema"] = self.output.schema
+            body["outputSchema"] = self.output.schema
+        annotations = options.get("annotations")
         if annotations is not None:
-            d["annotations"] = annotations.to_wire()
-        if icons:
-            d["icons"] = [i.to_wire() for i in icons]
-        if meta:
-            d["_meta"] = meta
-        self.definition: dict[str, Any] = d
+            body["annotations"] = annotations.to_wire()
+        self.definition = self.describe(options, {"name": self.name}, body)
 
     async def call(self, arguments: dict[str, Any], ctx: Context | None) -> dict[str, Any]:
         try:

@@ -153,7 +153,7 @@ class UIApp:
         if question.kind == "consent" and value not in ("once", "session", "deny"):
             raise HTTPError(400, "answer once, session or deny")
         if question.kind == "elicit":
-            value = _elicit_answer(question.detail, value)
+            value = elicit_answer(question.detail, value)
         self.web.questions.answer(question.id, value)
         return {"ok": True}
 
@@ -243,7 +243,7 @@ class UIApp:
         return {"result": result}
 
 
-def _elicit_answer(detail: dict[str, Any], value: Any) -> Any:
+def elicit_answer(detail: dict[str, Any], value: Any) -> Any:
     """ELIC-31: the page validated the form; the host checks again before answering."""
     if detail.get("mode") == "url":
         if value not in ("accept", "decline", "cancel"):

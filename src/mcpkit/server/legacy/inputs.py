@@ -10,11 +10,8 @@ import asyncio
 import uuid
 from typing import TYPE_CHECKING, Any
 
-from pydantic_core import ValidationError
-
-from ...protocol.errors import InvalidParams
 from ...protocol.meta import RequestMeta
-from ..inputs import InputCall, check_capability
+from ..inputs import InputCall, check_capability, parse_answer
 
 if TYPE_CHECKING:
     from .session import LegacySession, Outbox
@@ -49,12 +46,7 @@ class LegacyInputs:
     async def _ask(self, call: InputCall) -> Any:
         method = call.request["method"]
         raw = await self.session.ask(method, self._params(call), self.outbox)
-        try:
-            return call.parse(raw)
-        except (ValueError, TypeError, KeyError, ValidationError) as exc:
-            raise InvalidParams(
-                f"The client answered {method} with an invalid result: {exc}"
-            ) from None
+        return parse_answer(call, raw, f"The client answered {method} with an invalid result")
 
     def _params(self, call: InputCall) -> dict[str, Any]:
         params = dict(call.request.get("params") or {})

@@ -37,6 +37,7 @@ from ...protocol.meta import RequestMeta
 from ...protocol.versions import LEGACY_LATEST, LEGACY_VERSIONS, PROGRESS_TOKEN
 from .. import methods
 from ..subscriptions import RESOURCE_UPDATED
+from .inputs import LegacyInputs
 from .shaping import legacy_error, legacy_page, legacy_result
 
 if TYPE_CHECKING:
@@ -252,6 +253,11 @@ class LegacySession:
             raw.get(PROGRESS_TOKEN),
             raw,
         )
+
+    def inputs(self, meta: RequestMeta, outbox: Outbox) -> LegacyInputs:
+        """The input channel of a request served on this session: real requests to the client
+        on the request's outbox (B.1.7)."""
+        return LegacyInputs(self, meta, outbox)
 
     def emitter(self, outbox: Outbox) -> Emit:
         """The `Emit` of a request served on this session: notifications go to its outbox."""

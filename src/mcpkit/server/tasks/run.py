@@ -37,7 +37,7 @@ class TaskInputs:
     def __init__(self, record: TaskRecord, ctx: Context) -> None:
         self.record = record
         self.meta = ctx.meta
-        self.state = ctx._inputs.state if ctx._inputs is not None else None
+        self.state: dict[str, Any] | None = ctx.state  # what earlier rounds carried (or {})
 
     async def resolve(self, calls: list[InputCall]) -> list[Any]:
         for call in calls:
@@ -64,9 +64,7 @@ class Launcher:
     async def detach(self, ctx: Context, status_message: str | None) -> TaskRecord:
         self.store.refuse_if_draining()
         record = await self.store.new(current_owner(), status_message)
-        ctx._task = record
-        ctx._inputs = TaskInputs(record, ctx)
-        ctx._emit = None  # no request stream to carry progress or logs any more
+        ctx.become_task(record, TaskInputs(record, ctx))
         self.record = record
         self.created = {"resultType": "task", **record.task()}  # TASK-06, flat (no `task`)
         if not self.detached.done():
@@ -95,7 +93,7 @@ def task_runner(
         if tool.task_start == "call":
             await launcher.detach(ctx, None)
         else:
-            ctx._launcher = launcher
+            ctx.offer_task(launcher)
         work = asyncio.get_running_loop().create_task(tool.call(arguments, ctx))
         if launcher.record is None:
             try:
@@ -104,7 +102,7 @@ def task_runner(
                 work.cancel()  # the request went away before there was a task
                 raise
             if launcher.record is None:
-                ctx._launcher = None
+                ctx.offer_task(None)
                 return work.result()  # InputRequired (MRTR) and MCPError propagate
         record = launcher.record
         record.runner = work

@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -318,6 +318,11 @@ class TaskStore:
         return sum(1 for r in self._tasks.values() if r.runner is not None and not r.terminal)
 
     # -- this process's records --------------------------------------------------------------
+    def __iter__(self) -> Iterator[TaskRecord]:
+        """Every task held, oldest first (for inspection and tests; callers get theirs with
+        `get`)."""
+        return iter(list(self._tasks.values()))
+
     def count_by_status(self) -> dict[str, int]:
         """How many tasks are in each status (for metrics)."""
         counts: dict[str, int] = {}

@@ -1,0 +1,24 @@
+# The server's public API (see `mcpkit._lazy`).
+from .admission import Era as Era
+from .admission import Refused as Refused
+from .admission import ServerRequest as ServerRequest
+from .caching import CacheHint as CacheHint
+from .context import Context as Context
+from .handles import HandleError as HandleError
+from .handles import HandleKind as HandleKind
+from .handles import Handles as Handles
+from .handles import MemoryHandleStore as MemoryHandleStore
+from .middleware import Call as Call
+from .middleware import CallNext as CallNext
+from .middleware import Middleware as Middleware
+from .server import Server as Server
+from .settings import Settings as Settings
+from .standard_middleware import RateLimit as RateLimit
+from .standard_middleware import RateLimited as RateLimited
+from .standard_middleware import ResponseSizeLimit as ResponseSizeLimit
+from .standard_middleware import TimingLog as TimingLog
+from .tasks import TaskStore as TaskStore
+from .tasks.redis_store import RedisTaskStore as RedisTaskStore
+from .tools import Tool as Tool
+from .tools import ToolError as ToolError
+from .tools import ToolTimeout as ToolTimeout

@@ -1,0 +1,361 @@
+"""Streamable HTTP (2026-07-28) as a raw ASGI app: no framework routing on the hot path.
+
+    app = server.http_app()            # mount at any path in Starlette/FastAPI, or:
+    server.run("http", port=8000)      # uvicorn (uvloop + httptools), 127.0.0.1 by default
+
+One POST carries one JSON-RPC message. The answer is JSON, or an SSE stream once the handler
+emits a notification (progress, log) before its result. Closing the stream cancels the handler
+(TR-HTTP-23). `subscriptions/listen` is a long-lived SSE stream with keep-alive comments.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING, Any
+
+from ...protocol import jsonrpc
+from ...protocol.errors import InternalError, InvalidRequest, MCPError
+from ...protocol.jsonrpc import encode_error, encode_result
+from ...telemetry.context import current_transport
+from ..admission import MirroredHeaders, OpenSession, Refused, ServerRequest, admit
+from .asgi import (
+    SSE_HEADERS,
+    BodyRefused,
+    Receive,
+    Scope,
+    Send,
+    cancel_on_disconnect,
+    error_headers,
+    first_step,
+    read_body,
+    resume,
+    send_error,
+    send_json,
+    send_refusal,
+    too_large,
+)
+from .http_auth import authenticate, scope_challenge, send_metadata
+from .http_health import HEALTH_PATHS, answer_health
+from .http_listen import listen
+from .http_validation import HostPolicy
+
+if TYPE_CHECKING:
+    from ..auth.resource import BearerAuth
+    from ..legacy.registry import SessionRegistry
+    from ..server import Server
+    from .legacy_http import HttpSession, LegacyHTTP
+
+log = logging.getLogger("mcpkit.http")
+DEFAULT_MAX_BODY = 4 * 1024 * 1024
+DEFAULT_BODY_TIMEOUT = 60.0  # nginx's client_body_timeout
+
+
+class _Responder:
+    """Answers one request: plain JSON, switching to SSE on the first notification."""
+
+    __slots__ = ("send", "streaming")
+
+    def __init__(self, send: Send) -> None:
+        self.send = send
+        self.streaming = False
+
+    async def emit(self, method: str, params: dict[str, Any]) -> None:
+        if not self.streaming:
+            self.streaming = True
+            await self.send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
+        data = jsonrpc.encode_notification(method, params)
+        await self.send(
+            {"type": "http.response.body", "body": b"data: " + data + b"\n\n", "more_body": True}
+        )
+
+    async def finish(
+        self, body: bytes, status: int = 200, extra: list[tuple[bytes, bytes]] | None = None
+    ) -> None:
+        if self.streaming:
+            await self.send({"type": "http.response.body", "body": b"data: " + body + b"\n\n"})
+            return
+        await send_json(self.send, status, body, extra)
+
+
+class StreamableHTTPApp:
+    """The MCP endpoint as an ASGI 3 application."""
+
+    def __init__(
+        self,
+        server: Server,
+        *,
+        path: str = "/mcp",
+        allowed_hosts: list[str] | None = None,
+        allowed_origins: list[str] | None = None,
+        max_body_size: int = DEFAULT_MAX_BODY,
+        body_timeout: float | None = DEFAULT_BODY_TIMEOUT,
+        keepalive_interval: float = 15.0,
+        auth: BearerAuth | None = None,
+        health: bool = True,
+        **session_options: Any,
+    ) -> None:
+        """`auth`: a `mcpkit.server.auth.BearerAuth`; every request then needs a valid token, and the
+        Protected Resource Metadata is served from this app at `auth.metadata_paths`.
+        `session_options` tune 2025-11-25 sessions (see `LegacyHTTP`): `max_sessions`,
+        `idle_timeout` (seconds, None keeps idle sessions), `request_timeout`, `retry_ms`,
+        `replay_events`, `session_id_prefix`, `clock`.
+        `health`: answer `/healthz` and `/readyz` beside the endpoint (see `http_health`)."""
+        self.server = server
+        self.health = health
+        #: The server has telemetry: its spans learn the transport (`network.transport`).
+        self.traced = server.telemetry is not None
+        self.auth = auth
+        self.path = path.rstrip("/") or "/"
+        self.policy = HostPolicy(allowed_hosts, allowed_origins)
+        self.max_body_size = max_body_size
+        #: Seconds each part of a request body may take to arrive (408 after; None: no limit).
+        self.body_timeout = body_timeout
+        self.keepalive_interval = keepalive_interval
+        self.legacy: LegacyHTTP | None = None
+        if server.legacy:
+            from .legacy_http import LegacyHTTP
+
+            session_options.setdefault("keepalive_interval", keepalive_interval)
+            self.legacy = LegacyHTTP(server, **session_options)
+            if server.telemetry is not None:
+                server.telemetry.session_counts.append(self.legacy.sessions.__len__)
+        elif session_options:
+            raise TypeError(f"session options need a dual-era server: {sorted(session_options)}")
+
+    @property
+    def sessions(self) -> SessionRegistry[Any] | None:
+        """Live 2025-11-25 sessions (`len()`, `.stats()`); None on a modern-only server."""
+        return self.legacy.sessions if self.legacy is not None else None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        kind = scope["type"]
+        if kind == "http":
+            if self.traced:
+                current_transport.set("tcp")  # this request's task only (network.transport)
+            if self.auth is None:
+                await self._http(scope, receive, send)
+                return
+            from ..auth.access import current_access
+
+            reset = current_access.set(None)  # the token is this request's only
+            try:
+                await self._http(scope, receive, send)
+            finally:
+                current_access.reset(reset)
+        elif kind == "lifespan":
+            await self._lifespan(receive, send)
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        while True:
+            msg = await receive()
+            if msg["type"] == "lifespan.startup":
+                try:
+                    await self.server.startup()
+                except Exception as exc:
+                    await send({"type": "lifespan.startup.failed", "message": str(exc)})
+                    return
+                await send({"type": "lifespan.startup.complete"})
+            elif msg["type"] == "lifespan.shutdown":
+                if self.legacy is not None:
+                    self.legacy.close()
+                await self.server.shutdown()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Route → read → admit → answer, in that order and each once."""
+        # -- route ------------------------------------------------------------------------------
+        path = scope["path"]
+        if path != self.path and path.rstrip("/") != self.path:
+            await self._elsewhere(path, scope["method"], send)
+            return
+        host = origin = ctype = session_id = authorization = last_event_id = None
+        version = mcp_method = mcp_name = None
+        params_headers: dict[str, str] | None = None
+        length = -1
+        for key, value in scope["headers"]:
+            if key == b"mcp-method":
+                mcp_method = value.decode("latin-1")
+            elif key == b"mcp-protocol-version":
+                version = value.decode("latin-1").strip()
+            elif key == b"mcp-name":
+                mcp_name = value.decode("latin-1")
+            elif key == b"host":
+                host = value.decode("latin-1")
+            elif key == b"content-type":
+                ctype = value
+            elif key == b"content-length":
+                length = int(value) if value.isdigit() else -2
+            elif key == b"origin":
+                origin = value.decode("latin-1")
+            elif key == b"authorization":
+                authorization = value.decode("latin-1")
+            elif key.startswith(b"mcp-param-"):
+                if params_headers is None:
+                    params_headers = {}
+                params_headers[key[10:].decode("latin-1")] = value.decode("latin-1")
+            elif key == b"mcp-session-id":
+                session_id = value.decode("latin-1")
+            elif key == b"last-event-id":
+                last_event_id = value.decode("latin-1")
+        # DNS-rebinding defence first, before anything is parsed (TR-HTTP-02/03).
+        if not self.policy.host_ok(host) or (
+            origin is not None and not self.policy.origin_ok(origin)
+        ):
+            await send_json(
+                send,
+                403,
+                encode_error(None, InvalidRequest("Forbidden: Host or Origin not allowed")),
+            )
+            return
+        # TR-HDR-19: after Origin, before anything is parsed
+        if self.auth is not None and not await authenticate(self.auth, authorization, send):
+            return
+        legacy = self.legacy
+        method = scope["method"]
+        if method != "POST":
+            if session_id is not None and legacy is not None and method in ("GET", "DELETE"):
+                try:  # only the session's owner (POST, GET and DELETE alike)
+                    found = legacy.lookup(session_id, version)
+                except MCPError as exc:
+                    await send_error(send, exc)
+                    return
+                if method == "GET":
+                    await legacy.get(found, last_event_id, receive, send)
+                else:
+                    await legacy.delete(found, send)
+                return
+            # TR-HBC-04: GET and DELETE exist only inside a 2025-11-25 session.
+            await send_json(
+                send,
+                405,
+                encode_error(None, InvalidRequest("Method not allowed: use POST")),
+                [(b"allow", b"POST" if legacy is None else b"GET, POST, DELETE")],
+            )
+            return
+        if ctype is None or ctype.split(b";", 1)[0].strip().lower() != b"application/json":
+            await send_error(
+                send,
+                InvalidRequest("Unsupported Media Type: Content-Type must be application/json"),
+                status=415,
+            )
+            return
+        if length > self.max_body_size:  # never read: its id cannot be known
+            await send_refusal(send, too_large(self.max_body_size))
+            return
+        # -- read -------------------------------------------------------------------------------
+        try:
+            body = await read_body(receive, self.max_body_size, self.body_timeout)
+        except BodyRefused as refused:
+            if refused.error is not None:
+                await send_refusal(send, refused.error)
+            return  # the client left: nobody to answer
+        session: HttpSession | None = None
+        if session_id is not None and legacy is not None:
+            # FIXTURE 2.1 rule 1: a session id means the 2025-11-25 wire (unknown id → 404).
+            try:
+                session = legacy.lookup(session_id, version)
+            except MCPError as exc:
+                await send_error(send, exc, jsonrpc.id_in(body))
+                return
+        # -- admit ------------------------------------------------------------------------------
+        responder = _Responder(send)
+        stream = session.next_stream() if session is not None else None
+        try:
+            admitted = admit(
+                self.server,
+                body,
+                MirroredHeaders(version, mcp_method, mcp_name, params_headers),
+                session.core if session is not None else None,
+                responder.emit,
+                stream,
+            )
+        except Refused as refused:
+            error = refused.error  # a refused notification: an HTTP error status (TR-HTTP-11)
+            status = max(error.http_status, 400) if refused.notification else error.http_status
+            await send_error(send, error, refused.request_id, status=status)
+            return
+        # -- answer -----------------------------------------------------------------------------
+        if type(admitted) is ServerRequest:
+            if session is not None and stream is not None:
+                assert legacy is not None
+                await legacy.answer(session, admitted, stream, receive, send)
+            elif admitted.method == "subscriptions/listen":
+                await listen(self.server, admitted, self.keepalive_interval, receive, send)
+            else:
+                await self._answer(admitted, responder, receive, send)
+        elif type(admitted) is OpenSession:
+            assert legacy is not None  # only a dual-era server opens sessions
+            await legacy.initialize(admitted, send)
+        elif session is not None:
+            assert legacy is not None and not isinstance(admitted, ServerRequest | OpenSession)
+            await legacy.accept(session, admitted, send)
+        else:
+            await _accepted(send)  # TR-HTTP-10/14: notifications are accepted leniently
+
+    async def _elsewhere(self, path: str, method: str, send: Send) -> None:
+        """Not the MCP endpoint: the protected resource metadata, `/healthz` and `/readyz`
+        (any Host: probes address the pod by IP), or 404."""
+        if self.auth is not None and path in self.auth.metadata_paths:
+            await send_metadata(self.auth, method, send)
+            return
+        if self.health and path in HEALTH_PATHS:
+            await answer_health(self.server.readiness, path, method, send)
+            return
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 404,
+                "headers": [(b"content-type", b"text/plain"), (b"content-length", b"9")],
+            }
+        )
+        await send({"type": "http.response.body", "body": b"Not Found"})
+
+    async def _answer(
+        self, request: ServerRequest, responder: _Responder, receive: Receive, send: Send
+    ) -> None:
+        watcher: asyncio.Task[None] | None = None
+        task: asyncio.Task[Any] | None = None
+        extra: list[tuple[bytes, bytes]] | None = None
+        try:
+            # Most handlers answer without suspending: then no disconnect can matter, and no
+            # watcher task is needed. Once the handler suspends, a disconnect cancels it
+            # (TR-HTTP-23); it goes on in this same task (contextvars, current_task unchanged).
+            handler = self.server.handle(request)
+            done, result = first_step(handler)
+            if not done:
+                task = asyncio.current_task()
+                assert task is not None
+                watcher = asyncio.get_running_loop().create_task(
+                    cancel_on_disconnect(receive, task)
+                )
+                result = await resume(handler, result)
+            body = encode_result(request.id, result)
+            status = 200
+        except MCPError as exc:
+            body, status = encode_error(request.id, exc), exc.http_status
+            if status == 403 and self.auth is not None:
+                extra = [(b"www-authenticate", scope_challenge(self.auth, exc))]
+            elif status == 503:
+                extra = error_headers(exc)
+        except asyncio.CancelledError:
+            if watcher is not None and watcher.done() and not watcher.cancelled():
+                assert task is not None
+                task.uncancel()
+                return  # TR-HTTP-24: the client went away; send nothing more.
+            raise
+        except Exception:
+            log.exception("internal error answering %s", request.method)
+            body, status = encode_error(request.id, InternalError()), 200
+        finally:
+            if watcher is not None and not watcher.done():
+                watcher.cancel()
+        await responder.finish(body, 200 if responder.streaming else status, extra)
+
+
+async def _accepted(send: Send) -> None:
+    await send(
+        {"type": "http.response.start", "status": 202, "headers": [(b"content-length", b"0")]}
+    )
+    await send({"type": "http.response.body", "body": b""})

@@ -1,0 +1,198 @@
+"""Serving `StreamableHTTPApp` with uvicorn (uvloop + httptools when installed), loopback by
+default (TR-HTTP-04). Imported only when serving, so `mcpkit.server.transports.http` stays light."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import socket
+from typing import TYPE_CHECKING, Any
+
+from .http import StreamableHTTPApp
+from .tuning import tune_gc
+
+if TYPE_CHECKING:
+    from ..server import Server
+
+log = logging.getLogger("mcpkit.http")
+
+
+def serve_http(
+    server: Server,
+    *,
+    host: str | None = None,
+    port: int | None = None,
+    path: str = "/mcp",
+    log_level: str | None = None,
+    proxy_headers: bool = False,
+    header_timeout: float | None = 60.0,
+    body_timeout: float | None = 60.0,
+    keep_alive_timeout: int = 5,
+    max_header_line: int = 8 * 1024,
+    max_header_bytes: int = 32 * 1024,
+    max_headers: int = 100,
+    max_connections: int | None = 1000,
+    drain_timeout: float | None = None,
+    reuse_port: bool = False,
+    **options: Any,
+) -> None:
+    """Serve with uvicorn (uvloop + httptools when installed). Loopback by default (TR-HTTP-04).
+    Arguments left out come from `MCPKIT_*` settings (host, port, log level, body and session
+    limits), then the defaults.
+
+    Limits (nginx's defaults; see README "Limits (HTTP)"): the request head within
+    `header_timeout` seconds (408), header lines up to `max_header_line` bytes, the head up to
+    `max_header_bytes` and `max_headers` fields (431), a body part within `body_timeout` of the
+    one before (408), `max_connections` open connections (503 + Retry-After), idle keep-alive
+    connections closed after `keep_alive_timeout`. The app's own options (`max_body_size` →
+    413, ...) pass through.
+
+    On SIGTERM (or Ctrl-C) the instance drains before it exits: it stops accepting
+    connections, reports not ready (`server.draining`), ends listen streams with their result
+    (SUB-11) and 2025-11-25 GET streams, starts no new task, stream or session (503 +
+    Retry-After for those), answers what arrives on open connections with `Connection: close`,
+    and gives requests and tasks in flight `drain_timeout` seconds (`MCPKIT_DRAIN_TIMEOUT`,
+    20) to finish; tasks still running then fail with a reason (TASK-17).
+
+    `MCPKIT_REDIS_URL` shares every part several instances need through Redis
+    (`Server.use_redis`). `reuse_port`: bind with SO_REUSEPORT, so that several processes
+    serve one port and the kernel spreads connections over them (`mcpkit run --workers`)."""
+    import uvicorn
+
+    from ..settings import Settings
+
+    settings = Settings.from_env()
+    settings.configure_logging()
+    settings.scope_requests(server)
+    host, port = settings.pick("host", host), settings.pick("port", port)
+    log_level = log_level or settings.log_level or "warning"
+    drain_timeout = settings.pick("drain_timeout", drain_timeout)
+    if settings.redis_url is not None:
+        server.use_redis(settings.redis_url)
+    if settings.max_body_bytes is not None:
+        options.setdefault("max_body_size", settings.max_body_bytes)
+    if settings.max_sessions is not None and server.legacy:
+        options.setdefault("max_sessions", settings.max_sessions)
+    if settings.session_id_prefix is not None and server.legacy:
+        options.setdefault("session_id_prefix", settings.session_id_prefix)
+    if settings.allowed_hosts is not None:
+        options.setdefault("allowed_hosts", list(settings.allowed_hosts))
+    http: Any = "h11"  # without httptools: uvicorn's h11, its head size limited only
+    with contextlib.suppress(ImportError):
+        from .http_limits import HttpLimits, limited_protocol
+
+        http = limited_protocol(
+            HttpLimits(
+                header_timeout=header_timeout,
+                body_timeout=body_timeout,
+                max_header_line=max_header_line,
+                max_header_bytes=max_header_bytes,
+                max_headers=max_headers,
+                max_connections=max_connections,
+            )
+        )
+    # The protocol times bodies out; the app does only where it cannot (h11).
+    app = StreamableHTTPApp(
+        server, path=path, body_timeout=body_timeout if http == "h11" else None, **options
+    )
+    if host not in ("127.0.0.1", "localhost", "::1") and "allowed_hosts" not in options:
+        log.warning(
+            "serving on %s but only loopback Host headers are allowed; pass allowed_hosts", host
+        )
+    config = uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        log_level=log_level,
+        access_log=False,
+        # JSON logs: uvicorn's records go through the root logger's JSON handler too.
+        log_config=None if settings.log_format == "json" else uvicorn.config.LOGGING_CONFIG,
+        lifespan="on",
+        loop=_loop_impl(),
+        http=http,
+        timeout_keep_alive=keep_alive_timeout,
+        h11_max_incomplete_event_size=max_header_bytes,
+        timeout_graceful_shutdown=1,  # after the drain (see _UvicornServer.shutdown)
+        # Loopback by default: X-Forwarded-* are not trusted unless the caller asks for it.
+        proxy_headers=proxy_headers,
+    )
+    sockets = [_shared_port(host, port)] if reuse_port else None
+    _UvicornServer(config, server, app, drain_timeout).run(sockets=sockets)
+
+
+def _shared_port(host: str, port: int) -> socket.socket:
+    """A listening socket other processes of this user may bind too (SO_REUSEPORT)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    sock.bind((host, port))
+    sock.listen(2048)
+    sock.set_inheritable(True)
+    return sock
+
+
+def _loop_impl() -> str:
+    try:
+        import uvloop  # noqa: F401
+    except ImportError:
+        return "asyncio"
+    return "uvloop"
+
+
+def _uvicorn_server_cls() -> type:
+    import uvicorn
+
+    return uvicorn.Server
+
+
+class _UvicornServer(_uvicorn_server_cls()):  # type: ignore[misc]
+    """uvicorn's server, draining before it shuts down (see `serve_http`)."""
+
+    def __init__(
+        self, config: Any, mcp_server: Server, app: StreamableHTTPApp, drain_timeout: float
+    ) -> None:
+        super().__init__(config)
+        self._mcp_server = mcp_server
+        self._app = app
+        self._drain_timeout = drain_timeout
+
+    async def startup(self, sockets: Any = None) -> None:
+        await super().startup(sockets)
+        tune_gc()
+
+    async def shutdown(self, sockets: Any = None) -> None:
+        await self._drain(sockets)
+        await super().shutdown(sockets)  # closes what is left, then the lifespan ends
+
+    async def _drain(self, sockets: Any) -> None:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self._drain_timeout
+        log.info("draining: %d connection(s) open", len(self.server_state.connections))
+        for listener in self.servers:  # stop accepting: a proxy takes new ones elsewhere
+            listener.close()
+        for sock in sockets or []:
+            sock.close()
+        protocol = getattr(self.config, "http_protocol_class", None)
+        if isinstance(protocol, type) and hasattr(protocol, "draining"):
+            protocol.draining = True  # the next request on an open connection closes it
+        for connection in list(self.server_state.connections):
+            cycle = getattr(connection, "cycle", None)
+            if cycle is not None and not cycle.response_complete:
+                cycle.keep_alive = False
+            elif not getattr(protocol, "draining", False):
+                connection.shutdown()  # without the flag, idle connections close now
+        if self._app.legacy is not None:
+            self._app.legacy.drain()
+        work = loop.create_task(self._mcp_server.drain(self._drain_timeout))
+        while (self.server_state.connections or not work.done()) and not self.force_exit:
+            if loop.time() >= deadline:
+                log.warning(
+                    "drain: %d connection(s) still open after %g s; closing them",
+                    len(self.server_state.connections),
+                    self._drain_timeout,
+                )
+                break
+            await asyncio.sleep(0.1)  # uvicorn's own pace: connections have no event
+        await work
