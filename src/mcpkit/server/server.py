@@ -28,6 +28,7 @@ from .readiness import Readiness
 from .registrations import Completer, Registrations
 from .request_state import StateSealer, StateStore
 from .resources import Resource, ResourceTemplate
+from .scaling import Scaling
 from .subscriptions import Subscription, SubscriptionHub
 from .tasks import TaskStore
 from .tasks.methods import METHODS as TASK_METHODS
@@ -52,7 +53,7 @@ log = logging.getLogger("mcpkit.server")
 Lifespan = Callable[["Server"], AbstractAsyncContextManager[Any]]
 
 
-class Server(Registrations):
+class Server(Registrations, Scaling):
     """An MCP server.
 
     server = Server("weather", version="1.0")
@@ -182,19 +183,6 @@ class Server(Registrations):
         self.idempotency = store
         self._methods["tools/call"] = guard(store, methods.tools_call)
         self.idempotency_settings = settings(store)
-
-    def set_task_store(self, store: TaskStore) -> None:
-        """Keep tasks in `store` (before serving starts)."""
-        self.tasks = store
-        store.on_change = self.subscriptions.deliver_task
-        store.following = self.subscriptions.follows_tasks
-
-    def refuse_legacy(self, reason: str) -> None:
-        """Serve the modern wire only from now on (before serving starts): `initialize` gets
-        -32022 naming the versions served (VER-12), with `reason`."""
-        self.legacy = False
-        self.advertised_versions = self.supported_versions
-        self.legacy_refusal = reason
 
     def use_redis(self, redis: RedisConfig | str) -> None:
         """Share every part several instances must share through this Redis: change events,
@@ -341,21 +329,6 @@ class Server(Registrations):
         await self.tasks.start()
         if self.subscriptions.bus.health().kind != "local":  # a shared bus (Redis) that is
             self.readiness.add_check("event bus", self._bus_ready)  # down: /readyz 503
-
-    @property
-    def draining(self) -> bool:
-        """True once `drain()` began: the instance is on its way out (not ready)."""
-        return self.tasks.draining
-
-    async def drain(self, timeout: float) -> None:
-        """Prepare to stop without losing what was promised: listen streams end with their
-        result (SUB-11) and new ones end at once, so clients open them elsewhere; no new task
-        starts here; running tasks get `timeout` seconds to finish, then fail with a reason
-        (TASK-17). Requests in flight are the transport's to finish (`serve_http` does)."""
-        self.readiness.drain()  # /readyz 503 from now on
-        self.tasks.draining = True
-        self.subscriptions.close_all()
-        await self.tasks.drain(timeout)
 
     async def shutdown(self) -> None:
         """Called by transports when serving ends: listen streams get their final result, then
