@@ -68,10 +68,17 @@ def main() -> None:
         action="store_true",
         help="also register `ask(text, ctx)`, which elicits one answer (MRTR round trip)",
     )
+    ap.add_argument(
+        "--redis",
+        metavar="URL",
+        help="attach every shared part to this Redis (server.use_redis: bus, tasks, handles)",
+    )
     a = ap.parse_args()
 
     logging.basicConfig(level=logging.WARNING)
     server = build(a.tools, mrtr=a.mrtr)
+    if a.redis:
+        server.use_redis(a.redis)
     if a.stdio or a.transport == "stdio":
         server.run("stdio")
     else:

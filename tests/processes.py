@@ -7,24 +7,32 @@ import asyncio
 import contextlib
 import os
 import shutil
+import signal
 import sys
 import tempfile
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 from support import free_port, wait_port
 
 REDIS = shutil.which("redis-server")
 
 
-async def stop(proc: asyncio.subprocess.Process) -> None:
+async def stop(
+    proc: asyncio.subprocess.Process, sig: int = signal.SIGTERM, seconds: float = 10
+) -> int:
+    """Signal `proc` (SIGTERM unless told) and wait for it, SIGKILL after `seconds`; its exit
+    status."""
     if proc.returncode is None:
-        proc.terminate()
+        proc.send_signal(sig)
         try:
-            await asyncio.wait_for(proc.wait(), 10)
+            await asyncio.wait_for(proc.wait(), seconds)
         except TimeoutError:
             proc.kill()
             await proc.wait()
+    assert proc.returncode is not None
+    return proc.returncode
 
 
 @contextlib.asynccontextmanager
@@ -55,13 +63,16 @@ async def http_server(script: Path, *args: str, log: Path | None = None) -> Asyn
 
 class RedisProcess:
     """A `redis-server` on a free port in a temporary directory; `kill()` and `start()` again
-    on the same port simulate an outage."""
+    on the same port simulate an outage. `aof`: append-only file, fsync every second (what
+    survives a restart: `restart()` stops it with SIGTERM, so Redis writes what it holds)."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, aof: bool = False) -> None:
         assert REDIS is not None, "redis-server is required"
+        self.aof = aof
         self.port = free_port()
         self.dir = tempfile.mkdtemp(prefix="mcpkit-redis-")
         self.proc: asyncio.subprocess.Process | None = None
+        self._reader: Any = None
 
     @property
     def url(self) -> str:
@@ -78,12 +89,29 @@ class RedisProcess:
             "--save",
             "",
             "--appendonly",
-            "no",
+            "yes" if self.aof else "no",
+            "--appendfsync",
+            "everysec",
             "--dir",
             self.dir,
             stdout=asyncio.subprocess.DEVNULL,
         )
         await wait_port(self.port, self.proc)
+
+    async def restart(self) -> None:
+        assert self.proc is not None
+        await stop(self.proc)
+        await self.start()
+
+    async def command_counts(self) -> dict[str, int]:
+        """`INFO commandstats`: calls per command name since Redis started. One connection
+        for every reading, so that reading adds nothing but its INFO."""
+        if self._reader is None:
+            import redis.asyncio as aioredis
+
+            self._reader = aioredis.from_url(self.url)
+        stats = await self._reader.info("commandstats")
+        return {name.removeprefix("cmdstat_"): int(v["calls"]) for name, v in stats.items()}
 
     async def kill(self) -> None:
         """SIGKILL: the connections drop as in a crash."""
@@ -92,6 +120,8 @@ class RedisProcess:
             await self.proc.wait()
 
     async def close(self) -> None:
+        if self._reader is not None:
+            await self._reader.aclose()
         if self.proc is not None:
             await stop(self.proc)
         shutil.rmtree(self.dir, ignore_errors=True)

@@ -84,6 +84,27 @@ def rpc(
     return {"jsonrpc": "2.0", "id": id, "method": method, "params": p}
 
 
+#: The headers of a 2025-11-25 POST (no session yet).
+LEGACY_HEADERS = {
+    "content-type": "application/json",
+    "accept": "application/json, text/event-stream",
+}
+
+
+def legacy_initialize(id: int = 0, client: str = "tests") -> dict[str, Any]:
+    """A 2025-11-25 `initialize` request."""
+    return {
+        "jsonrpc": "2.0",
+        "id": id,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": client, "version": "0"},
+        },
+    }
+
+
 def headers_for(message: dict[str, Any]) -> dict[str, str]:
     method = message.get("method", "")
     h = {

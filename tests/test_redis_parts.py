@@ -3,7 +3,10 @@ under the configuration's prefix; `server.health()` reports the event bus."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
+from redis.exceptions import ConnectionError as RedisConnectionError
 
 from mcpkit import Server
 from mcpkit.server.redis_backend import RedisEventBus, RedisStateStore
@@ -38,6 +41,34 @@ async def test_single_use_state_under_the_prefix() -> None:
         assert await store.consume("s1", 60) is True
         assert await store.consume("s1", 60) is False  # MRTR-11: once
         assert await config.client().exists("shop:state:s1")
+        await config.close()
+
+
+class LostReply:
+    """A real Redis client whose first SET is applied by Redis but whose reply is lost, as
+    when Redis restarts between running a command and answering it."""
+
+    def __init__(self, client: Any) -> None:
+        self.client, self.lost = client, False
+
+    async def set(self, *args: Any, **kwargs: Any) -> Any:
+        reply = await self.client.set(*args, **kwargs)
+        if not self.lost:
+            self.lost = True
+            raise RedisConnectionError("Connection closed by server.")
+        return reply
+
+
+@pytest.mark.skipif(REDIS is None, reason="redis-server is not installed")
+async def test_a_consumption_whose_reply_was_lost_is_still_the_first() -> None:
+    async with redis_process() as redis:
+        config = RedisConfig(redis.url, min_backoff=0.01)
+        store = RedisStateStore(config)
+        real = config.client()
+        config._client = LostReply(real)
+        assert await store.consume("s2", 60) is True  # its own mark found: the first use
+        assert await store.consume("s2", 60) is False  # a second request: refused (MRTR-11)
+        config._client = real
         await config.close()
 
 

@@ -22,6 +22,7 @@ from .protocol.errors import MethodNotFound as MethodNotFound
 from .protocol.errors import MissingRequiredClientCapability as MissingRequiredClientCapability
 from .protocol.errors import ParseError as ParseError
 from .protocol.errors import ServerBusy as ServerBusy
+from .protocol.errors import StoreUnavailable as StoreUnavailable
 from .protocol.errors import UnsupportedProtocolVersion as UnsupportedProtocolVersion
 from .server.caching import CacheHint as CacheHint
 from .server.context import Context as Context

@@ -174,6 +174,21 @@ def run(
         bool,
         typer.Option("--reload", help="Restart when a file under the server's folder changes."),
     ] = False,
+    workers: Annotated[
+        int,
+        typer.Option(
+            help="HTTP: processes serving the port (Linux SO_REUSEPORT) [1]; more than one "
+            "serves the 2026-07-28 wire only.",
+            min=1,
+        ),
+    ] = 1,
+    redis: Annotated[
+        str | None,
+        typer.Option(
+            help="Share tasks, handles, change events and single-use state through this "
+            "Redis URL [MCPKIT_REDIS_URL].",
+        ),
+    ] = None,
     quiet: Annotated[
         bool, typer.Option("--quiet", "-q", help="Do not print what is served.")
     ] = False,
@@ -189,6 +204,8 @@ def run(
         log_level=log_level.value if log_level is not None else None,
         reload=reload,
         quiet=quiet,
+        workers=workers,
+        redis=redis,
         limits={  # the HTTP limits (README "Limits (HTTP)"); unset ones keep their defaults
             "header_timeout": header_timeout,
             "body_timeout": body_timeout,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import shlex
 import socket
 import sys
@@ -106,11 +107,18 @@ def serve(
     reload: bool = False,
     quiet: bool = False,
     limits: dict[str, Any] | None = None,
+    workers: int = 1,
+    redis: str | None = None,
 ) -> None:
     """Serve until stopped; Ctrl-C ends it with status 130 (by `Server.run`). What the command
-    line leaves out comes from the `MCPKIT_*` settings (`server/settings.py`), then defaults."""
+    line leaves out comes from the `MCPKIT_*` settings (`server/settings.py`), then defaults.
+    `workers` > 1: that many processes on one port (see `mcpkit.cli.workers`); `redis`: share
+    what instances share through it (`MCPKIT_REDIS_URL`)."""
     from ..server.settings import Settings, SettingsError
+    from .workers import LEGACY_REFUSAL, check_workers, serve_workers, worker_index
 
+    if redis is not None:
+        os.environ["MCPKIT_REDIS_URL"] = redis  # read when serving starts, workers included
     try:
         settings = Settings.from_env()
     except SettingsError as exc:
@@ -125,17 +133,43 @@ def serve(
         )
         return
     server = load_server(spec)
-    if transport == "http":
+    worker = worker_index()
+    if workers > 1:
+        if settings.redis_url is not None and _is_mcpkit_server(server):
+            server.use_redis(settings.redis_url)
+        check_workers(server, workers, transport, reload)
+        check_port(host, port)
+        if not quiet:
+            line = start_line(server, transport, host, port)
+            print(line.replace("/mcp ", f"/mcp with {workers} workers "), file=sys.stderr)
+        serve_workers(_run_argv(spec, "http", host, port, log_level, given), workers)
+        return
+    if transport == "http" and worker is None:
         check_port(host, port)
     _configure_logging(log_level, json=settings.log_format == "json")
-    if not quiet:
+    if not quiet and worker is None:
         print(start_line(server, transport, host, port), file=sys.stderr, flush=True)
     options: dict[str, Any] = {"host": host, "port": port}
     if transport == "http":
         options.update(given)
         if _is_mcpkit_server(server):
             options["log_level"] = log_level  # uvicorn's own messages
+        if worker is not None:
+            options["reuse_port"] = True
+            if worker[1] > 1:
+                server.refuse_legacy(LEGACY_REFUSAL)
     server.run(transport, **options)
+
+
+def _run_argv(
+    spec: str, transport: str, host: str, port: int, log_level: str, limits: dict[str, Any]
+) -> list[str]:
+    """`mcpkit run` of one child process (a reloaded server, a worker)."""
+    argv = [sys.executable, "-m", "mcpkit", "run", spec, "--transport", transport]
+    argv += ["--host", host, "--port", str(port), "--log-level", log_level]
+    for name, value in limits.items():
+        argv += ["--" + name.replace("_", "-"), str(value)]
+    return argv
 
 
 def _serve_reloading(
@@ -150,10 +184,7 @@ def _serve_reloading(
     folder = path.resolve().parent if path.suffix == ".py" else Path.cwd()
     if transport == "http":
         check_port(host, port)
-    argv = [sys.executable, "-m", "mcpkit", "run", spec, "--transport", transport]
-    argv += ["--host", host, "--port", str(port), "--log-level", log_level]
-    for name, value in limits.items():
-        argv += ["--" + name.replace("_", "-"), str(value)]
+    argv = _run_argv(spec, transport, host, port, log_level, limits)
 
     def restarted(changes: set[tuple[Any, str]]) -> None:
         names = sorted({Path(p).name for _, p in changes})

@@ -14,7 +14,8 @@
     └── ServerBusy                   -31000  no room right now: retry after `retry_after` s (HTTP 503)
         ├── SessionLimitReached      -31001  2025-11-25: too many live sessions
         ├── TaskLimitReached         -31002  tasks extension: too many running tasks
-        └── TooManyInFlight          -31003  2025-11-25: too many requests in flight on a session
+        ├── TooManyInFlight          -31003  2025-11-25: too many requests in flight on a session
+        └── StoreUnavailable         -31004  the shared store (Redis) cannot be reached right now
 
 Each class carries `http_status`, the status the Streamable HTTP transport answers with
 (CHECKLIST appendix C/D). A caller raising `MCPError(code, ...)` with any other code gets a
@@ -45,6 +46,7 @@ SERVER_BUSY = -31000
 SESSION_LIMIT_REACHED = -31001
 TASK_LIMIT_REACHED = -31002
 TOO_MANY_IN_FLIGHT = -31003
+STORE_UNAVAILABLE = -31004
 
 
 class MCPError(Exception):
@@ -198,6 +200,14 @@ class TooManyInFlight(ServerBusy):
     default_message = "Too many requests in flight on this session; try again later"
 
 
+class StoreUnavailable(ServerBusy):
+    """The shared store this request needs (Redis: tasks, handles, single-use state) cannot be
+    reached right now; nothing was done, and the same request may succeed once it is back."""
+
+    code = STORE_UNAVAILABLE
+    default_message = "The shared store is unavailable; try again shortly"
+
+
 _BY_CODE: dict[int, type[MCPError]] = {
     cls.code: cls
     for cls in (
@@ -211,6 +221,7 @@ _BY_CODE: dict[int, type[MCPError]] = {
         SessionLimitReached,
         TaskLimitReached,
         TooManyInFlight,
+        StoreUnavailable,
     )
 }
 

@@ -284,14 +284,21 @@ def _outside_session(server: Server, msg: Request, version: str | None) -> OpenS
         requested = version
         if msg.method == "initialize" and msg.params is not None:
             requested = msg.params.get("protocolVersion", version)
-        raise UnsupportedProtocolVersion(requested, list(server.advertised_versions))  # VER-12
+        raise _not_served(server, requested)  # VER-12
     raise HeaderMismatch("Header mismatch: the MCP-Protocol-Version header is required")
+
+
+def _not_served(server: Server, requested: Any) -> UnsupportedProtocolVersion:
+    error = UnsupportedProtocolVersion(requested, list(server.advertised_versions))
+    if server.legacy_refusal is not None:
+        error.message += f" ({server.legacy_refusal})"
+    return error
 
 
 def _open_session(server: Server, msg: Request) -> OpenSession:
     if not server.legacy:  # modern only: name the versions served (VER-12)
         requested = msg.params.get("protocolVersion") if msg.params is not None else None
-        raise UnsupportedProtocolVersion(requested, list(server.advertised_versions))
+        raise _not_served(server, requested)
     params = msg.params if msg.params is not None else {}
     try:
         shapes(LEGACY).check_request("initialize", params)

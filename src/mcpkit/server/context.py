@@ -187,7 +187,7 @@ class Context:
         session): then the handler simply goes on inside the request."""
         launcher, self._launcher = self._launcher, None
         if launcher is not None:
-            launcher.detach(self, status_message)
+            await launcher.detach(self, status_message)
             await asyncio.sleep(0)  # let the request send its CreateTaskResult first
         return self._task is not None
 

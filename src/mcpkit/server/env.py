@@ -64,6 +64,29 @@ def _seconds(text: str) -> float | None:
     return value
 
 
+def _duration(text: str) -> float:
+    """a number of seconds from 0 up"""
+    value = float(text)
+    if not value >= 0 or value == float("inf"):
+        raise ValueError
+    return value
+
+
+def _names(text: str) -> tuple[str, ...]:
+    """comma-separated names (`*` for any)"""
+    names = tuple(n.strip() for n in text.split(",") if n.strip())
+    if not names:
+        raise ValueError
+    return names
+
+
+def _prefix(text: str) -> str:
+    """letters, digits, '.', '_' or '-' (at most 32)"""
+    if len(text) > 32 or not all(c.isascii() and (c.isalnum() or c in "._-") for c in text):
+        raise ValueError
+    return text
+
+
 def _str(text: str) -> str:
     """a non-empty string"""
     if not text.strip():
@@ -82,6 +105,10 @@ _PARSERS: dict[str, Callable[[str], Any]] = {
     "max_sessions": _int(1),
     "mask_errors": _bool,
     "tool_timeout": _seconds,
+    "drain_timeout": _duration,
+    "redis_url": _str,
+    "allowed_hosts": _names,
+    "session_id_prefix": _prefix,
 }
 
 #: The default of every setting (the `Settings` fields mirror it).
@@ -95,6 +122,10 @@ DEFAULTS: dict[str, Any] = {
     "max_sessions": None,
     "mask_errors": True,
     "tool_timeout": None,
+    "drain_timeout": 20.0,
+    "redis_url": None,
+    "allowed_hosts": None,
+    "session_id_prefix": None,
 }
 
 

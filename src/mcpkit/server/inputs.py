@@ -229,6 +229,24 @@ def roots_call(key: str) -> InputCall:
     return InputCall(key, {"roots": {}}, {"method": "roots/list", "params": {}}, parse)
 
 
+def call_from_wire(key: str, request: Any) -> InputCall | None:
+    """The question `request` (an `inputRequests` entry as sent) asks, rebuilt to check its
+    answer where the handler that asked is not (a task running on another instance). None for
+    a request this server never sends."""
+    if not isinstance(request, dict) or not isinstance(request.get("params"), dict):
+        return None
+    method, params = request.get("method"), request["params"]
+    if method == "elicitation/create" and params.get("mode") == "url":
+        return url_elicitation_call(key, str(params.get("message", "")), str(params.get("url")))
+    if method == "elicitation/create" and isinstance(params.get("requestedSchema"), dict):
+        return elicitation_call(key, str(params.get("message", "")), params["requestedSchema"])
+    if method == "sampling/createMessage":
+        return sampling_call(key, params)
+    if method == "roots/list":
+        return roots_call(key)
+    return None
+
+
 def sampling_params(
     messages: str | list[dict[str, Any]], max_tokens: int, **options: Any
 ) -> dict[str, Any]:

@@ -22,7 +22,7 @@ import orjson
 
 from .events import Deliver
 from .health import BusHealth
-from .redis_config import RedisConfig, as_config
+from .redis_config import RedisConfig, as_config, unavailable, unreachable
 
 __all__ = ["RedisEventBus", "RedisStateStore"]
 
@@ -69,6 +69,7 @@ class RedisEventBus:
         self._wake = asyncio.Event()  # something to publish, or the bus is back
         self._empty = asyncio.Event()  # everything was published
         self._tasks: list[asyncio.Task[None]] = []
+        self._closing = False
         self._last_id: bytes | None = None  # the last stream entry read
         self._connected = False
         self._since = time.time()
@@ -125,7 +126,7 @@ class RedisEventBus:
         failure: the bus connects when it can."""
         if self._tasks:
             return
-        self._deliver = deliver
+        self._deliver, self._closing = deliver, False
         loop = asyncio.get_running_loop()
         first = loop.create_future()
         self._tasks = [
@@ -139,6 +140,9 @@ class RedisEventBus:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._empty.wait(), 2)
         tasks, self._tasks = self._tasks, []
+        # redis-py (8.1, Python 3.11) may swallow a cancellation that lands inside a read; the
+        # reader also stops at its next read's end (at most `block` ms) on this flag.
+        self._closing = True
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
@@ -150,7 +154,7 @@ class RedisEventBus:
         # A blocking read returns empty after `block` ms: well within the socket timeout, so
         # a silent connection is noticed by that timeout and a live one never trips it.
         block = max(1, int(min(self.redis.health_interval, self.redis.socket_timeout / 2) * 1000))
-        while True:
+        while not self._closing:
             client = self.redis.new_client(retries=0)
             try:
                 if self._last_id is None:  # read what is added from now on
@@ -162,7 +166,7 @@ class RedisEventBus:
                 attempt = 0
                 if not first.done():
                     first.set_result(None)
-                while True:
+                while not self._closing:
                     batches = await client.xread({self.channel: self._last_id}, block=block)
                     for _stream, entries in batches or ():
                         for entry_id, fields in entries:
@@ -177,6 +181,8 @@ class RedisEventBus:
                     await client.aclose()
             if not first.done():
                 first.set_result(None)  # serve anyway; the bus follows
+            if self._closing:
+                return
             await asyncio.sleep(self.redis.backoff(attempt))
             attempt += 1
 
@@ -238,7 +244,13 @@ class RedisEventBus:
 
 class RedisStateStore:
     """Single-use requestState across instances (MRTR-11): SET NX with an expiry under
-    `prefix + "state:" + id`."""
+    `prefix + "state:" + id`.
+
+    A Redis restart may cut the reply to a SET that Redis did apply (and, with AOF, keeps).
+    Each consumption therefore writes a mark of its own (`SET ... NX GET`) and, while Redis is
+    unreachable, tries again for up to `socket_timeout`: finding its own mark means the earlier
+    try took the state, so a restart does not turn a first use into "already used". Only an
+    outage longer than that answers StoreUnavailable, and then the state may be spent."""
 
     def __init__(self, redis: RedisConfig | str | None = None, prefix: str | None = None) -> None:
         self.redis = as_config(redis)
@@ -251,5 +263,17 @@ class RedisStateStore:
 
     async def consume(self, state_id: str, ttl_seconds: float) -> bool:
         client = self.redis.client()
-        ok = await client.set(self.prefix + state_id, b"1", nx=True, ex=max(1, int(ttl_seconds)))
-        return bool(ok)
+        key, mark, ttl = self.prefix + state_id, uuid.uuid4().bytes, max(1, int(ttl_seconds))
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.redis.socket_timeout
+        attempt = 0
+        while True:
+            try:
+                before = await client.set(key, mark, nx=True, get=True, ex=ttl)
+            except unreachable():
+                if loop.time() >= deadline:
+                    raise unavailable("The single-use state store") from None
+                await asyncio.sleep(self.redis.backoff(attempt))
+                attempt += 1
+                continue
+            return before is None or before == mark

@@ -13,6 +13,8 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..protocol.errors import StoreUnavailable
+
 DEFAULT_URL = "redis://127.0.0.1:6379/0"
 
 
@@ -78,6 +80,21 @@ class RedisConfig:
         if self._client is not None:
             client, self._client = self._client, None
             await client.aclose()
+
+
+def unreachable() -> tuple[type[BaseException], ...]:
+    """What "Redis cannot be reached" raises (a restarted Redis still loading its AOF
+    answers LOADING, a ConnectionError)."""
+    from redis.exceptions import ConnectionError as RedisConnectionError
+    from redis.exceptions import TimeoutError as RedisTimeoutError
+
+    return (RedisConnectionError, RedisTimeoutError, OSError)
+
+
+def unavailable(what: str) -> StoreUnavailable:
+    """The answer to a request that needs Redis while it cannot be reached: -31004, HTTP 503
+    with `Retry-After: 1`; nothing was done, the same request may be sent again."""
+    return StoreUnavailable(f"{what} (Redis) cannot be reached; try again shortly", retry_after=1)
 
 
 def as_config(value: RedisConfig | str | None) -> RedisConfig:

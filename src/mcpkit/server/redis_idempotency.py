@@ -19,9 +19,8 @@ import logging
 import secrets
 from typing import Any
 
-from ..protocol.errors import InternalError
 from .idempotency import DEFAULT_TTL, KeyReused
-from .redis_config import RedisConfig, as_config
+from .redis_config import RedisConfig, as_config, unavailable
 
 __all__ = ["RedisIdempotencyStore"]
 
@@ -87,9 +86,7 @@ class RedisIdempotencyStore:
                     return None
                 value = await client.get(key)
             except RedisError as exc:
-                raise InternalError(
-                    "the idempotency store (Redis) is unavailable: retry the call later"
-                ) from exc
+                raise unavailable("The idempotency store") from exc
             if value is None:
                 continue  # released or expired meanwhile: claim it
             if value[1 : 1 + _DIGEST] != mine[1 : 1 + _DIGEST]:

@@ -28,6 +28,7 @@ from .readiness import Readiness
 from .registrations import Completer, Registrations
 from .request_state import StateSealer, StateStore
 from .resources import Resource, ResourceTemplate
+from .scaling import Scaling
 from .subscriptions import Subscription, SubscriptionHub
 from .tasks import TaskStore
 from .tasks.methods import METHODS as TASK_METHODS
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
     from .health import Health
     from .idempotency import IdempotencyStore
     from .mount import Mount
+    from .redis_config import RedisConfig
     from .telemetry import ServerTelemetry
     from .transports.http import StreamableHTTPApp
     from .transports.memory import MemoryTransport
@@ -51,7 +53,7 @@ log = logging.getLogger("mcpkit.server")
 Lifespan = Callable[["Server"], AbstractAsyncContextManager[Any]]
 
 
-class Server(Registrations):
+class Server(Registrations, Scaling):
     """An MCP server.
 
     server = Server("weather", version="1.0")
@@ -104,6 +106,8 @@ class Server(Registrations):
         self.advertised_versions: tuple[str, ...] = self.supported_versions + (
             LEGACY_VERSIONS if legacy else ()
         )
+        #: Why 2025-11-25 sessions are not served, added to the -32022 `initialize` gets.
+        self.legacy_refusal: str | None = None
         self.cache: dict[str, CacheHint] = {**DEFAULT_CACHE, **(cache or {})}
         if page_size is not None and page_size < 1:
             raise ValueError("page_size must be >= 1")
@@ -127,18 +131,15 @@ class Server(Registrations):
         self.any_scopes = False
         #: Tasks (the `io.modelcontextprotocol/tasks` extension) of tools registered with
         #: `task=`; advertised in `server/discover` once such a tool exists.
-        self.tasks = tasks if tasks is not None else TaskStore()
-        self.tasks.on_change = self.subscriptions.deliver_task
+        self.tasks = TaskStore()
+        self.set_task_store(tasks if tasks is not None else self.tasks)
         self.serves_tasks = False
         self._methods = {**methods.METHODS, **TASK_METHODS}
         #: Idempotency keys on `tools/call` (the `dev.mcpkit/idempotency` extension); off: None.
-        self.idempotency = idempotency
+        self.idempotency: IdempotencyStore | None = None
         self.idempotency_settings: dict[str, Any] | None = None
         if idempotency is not None:
-            from .idempotency import guard, settings  # loaded only by servers that use it
-
-            self._methods["tools/call"] = guard(idempotency, methods.tools_call)
-            self.idempotency_settings = settings(idempotency)
+            self.set_idempotency(idempotency)
         #: State handles for tools (`server.handles.kind("basket", ttl=...)`); in memory unless
         #: given a shared store (`RedisHandleStore`) for several instances.
         self._handle_store = handles
@@ -175,6 +176,27 @@ class Server(Registrations):
         self.change_listeners: list[Callable[[str, dict[str, Any] | None], None]] = []
 
     # -- registration: tool(), resource(), prompt(), completion() are `Registrations`' ------
+    def set_idempotency(self, store: IdempotencyStore) -> None:
+        """Honour idempotency keys on `tools/call`, records in `store` (before serving)."""
+        from .idempotency import guard, settings  # loaded only by servers that use it
+
+        self.idempotency = store
+        self._methods["tools/call"] = guard(store, methods.tools_call)
+        self.idempotency_settings = settings(store)
+
+    def use_redis(self, redis: RedisConfig | str) -> None:
+        """Share every part several instances must share through this Redis: change events,
+        tasks, state handles, single-use requestState (see `mcpkit.server.redis_parts`).
+        Before serving starts; `MCPKIT_REDIS_URL` does it for `serve_http`."""
+        from .redis_parts import use_redis
+
+        use_redis(self, redis)
+
+    @property
+    def uses_handles(self) -> bool:
+        """Whether a handle kind was made (`server.handles.kind(...)`)."""
+        return self._handles is not None and bool(self._handles.kinds)
+
     @property
     def handles(self) -> Handles:
         """State handles for tools: `server.handles.kind("basket", ttl=1800)` (made on first
@@ -262,8 +284,9 @@ class Server(Registrations):
             log.exception("internal error answering %s", request.method)
             return encode_error(request.id, InternalError())
 
-    def open_subscription(self, request: ServerRequest) -> Subscription:
-        """Start a `subscriptions/listen` stream; the transport sends `acknowledgement()` first."""
+    async def open_subscription(self, request: ServerRequest) -> Subscription:
+        """Start a `subscriptions/listen` stream; the transport sends `acknowledgement()` first.
+        While the server drains, the stream ends with its result right after that (SUB-11)."""
         caps = self.capabilities()
         supported: set[str] = set()
         if "tools" in caps:
@@ -278,7 +301,7 @@ class Server(Registrations):
         task_ids = None
         if isinstance(requested, dict) and "taskIds" in requested:
             requested = dict(requested)
-            task_ids = listened_tasks(self, requested.pop("taskIds"), request.meta)
+            task_ids = await listened_tasks(self, requested.pop("taskIds"), request.meta)
         return self.subscriptions.open(request.id, requested, supported, task_ids)
 
     def health(self) -> Health:
@@ -303,13 +326,14 @@ class Server(Registrations):
             self.lifespan_state = await stack.enter_async_context(self.lifespan(self))
             self._lifespan_stack = stack
         await self.subscriptions.start()
+        await self.tasks.start()
         if self.subscriptions.bus.health().kind != "local":  # a shared bus (Redis) that is
             self.readiness.add_check("event bus", self._bus_ready)  # down: /readyz 503
 
     async def shutdown(self) -> None:
         """Called by transports when serving ends: listen streams get their final result, then
         the `lifespan` exits."""
-        self.tasks.cancel_all()
+        await self.tasks.close()
         await self.subscriptions.stop()
         stack, self._lifespan_stack = self._lifespan_stack, None
         if stack is not None:

@@ -11,6 +11,10 @@
 | `MCPKIT_MAX_SESSIONS` | int > 0 | 10000 (the transport's) | live 2025-11-25 HTTP sessions |
 | `MCPKIT_MASK_ERRORS` | bool | `true` | hide unexpected tool exceptions from clients |
 | `MCPKIT_TOOL_TIMEOUT` | seconds > 0, or empty | none | timeout of tools registered without `timeout=` |
+| `MCPKIT_DRAIN_TIMEOUT` | seconds >= 0 | `20` | on SIGTERM, how long requests and tasks in flight may take to finish |
+| `MCPKIT_REDIS_URL` | str | unset | keep every shared part in this Redis (`Server.use_redis`) |
+| `MCPKIT_ALLOWED_HOSTS` | comma-separated names, `*` | loopback names | `Host` headers the HTTP endpoint accepts (behind a proxy: the public name) |
+| `MCPKIT_SESSION_ID_PREFIX` | `[A-Za-z0-9._-]`, ≤ 32 | none | starts this instance's 2025-11-25 session ids (what a proxy routes on) |
 
 Precedence: an argument given in code or on the command line, then the environment, then the
 default. Booleans accept 1/0, true/false, yes/no, on/off. A bad value stops the server with one
@@ -55,6 +59,15 @@ class Settings:
     #: exception text to the client (development only: it can leak secrets).
     mask_errors: bool = True
     tool_timeout: float | None = None
+    #: On SIGTERM (HTTP): seconds for requests and tasks in flight to finish (see `drain`).
+    drain_timeout: float = 20.0
+    #: Redis for every shared part: event bus, tasks, handles, single-use state (see
+    #: `Server.use_redis`). None: what the server was built with (in process by default).
+    redis_url: str | None = None
+    #: HTTP `Host` names accepted (DNS-rebinding defence); None: loopback names only.
+    allowed_hosts: tuple[str, ...] | None = None
+    #: The start of this instance's 2025-11-25 session ids (a proxy routes sessions on it).
+    session_id_prefix: str | None = None
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:

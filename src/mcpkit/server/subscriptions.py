@@ -99,11 +99,20 @@ class SubscriptionHub:
         self._loop: asyncio.AbstractEventLoop | None = None
         self.bus: EventBus = bus or LocalEventBus()
         self._started = False
+        #: After `close_all()` (shutdown, drain): a new stream ends right after its
+        #: acknowledgement, so the client opens it elsewhere.
+        self._ending = False
         self._drained: asyncio.Event | None = None
         #: Other consumers of every change (the legacy sessions' fan-out); none on modern-only.
         self._listeners: list[Deliver] = []
 
+    @property
+    def started(self) -> bool:
+        """Serving began (the event bus is connected or connecting)."""
+        return self._started
+
     async def start(self) -> None:
+        self._ending = False
         if not self._started:
             self._started = True
             self._loop = asyncio.get_running_loop()
@@ -133,6 +142,10 @@ class SubscriptionHub:
     def __len__(self) -> int:
         return len(self._subs)
 
+    def follows_tasks(self) -> bool:
+        """Whether some open stream follows task statuses (`taskIds`, TASK-15)."""
+        return any(sub.task_ids for sub in self._subs)
+
     def open(
         self,
         sub_id: str | int,
@@ -158,6 +171,10 @@ class SubscriptionHub:
                     honoured[key] = list(value)
         self._loop = asyncio.get_running_loop()
         sub = Subscription(sub_id, honoured, self._max_queue)
+        if self._ending:
+            sub.offer(_CLOSED)
+            sub.closed = True
+            return sub
         self._subs.add(sub)
         if self._drained is not None:
             self._drained.clear()
@@ -203,8 +220,8 @@ class SubscriptionHub:
             listener(method, params, uri)
 
     def deliver_task(self, task: _Task) -> None:
-        """A task changed (TASK-15): its DetailedTask to the streams that asked for it. Tasks
-        live in one process, so this never goes to the event bus."""
+        """A task changed (TASK-15): its DetailedTask to the streams that asked for it. Not
+        through the event bus: a task store shared by several instances tells them itself."""
         if not self._subs:
             return
         params: dict[str, Any] | None = None
@@ -219,7 +236,8 @@ class SubscriptionHub:
                 sub.offer(sub.message(method, params))
 
     def close_all(self) -> None:
-        """Server shutdown: every stream ends with its final result."""
+        """Server shutdown: every stream ends with its final result (new ones too)."""
+        self._ending = True
         for sub in list(self._subs):
             sub.offer(_CLOSED)
             sub.closed = True

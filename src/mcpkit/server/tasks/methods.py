@@ -7,9 +7,7 @@ from typing import TYPE_CHECKING, Any
 from ...protocol.errors import InvalidParams, MethodNotFound, MissingRequiredClientCapability
 from ...protocol.meta import RequestMeta
 from ...protocol.tasks import REQUIRED_TASKS, declares_tasks
-from ..inputs import parse_answer
 from ..ownership import current_owner
-from .store import TaskRecord
 
 if TYPE_CHECKING:
     from ..admission import ServerRequest
@@ -17,7 +15,7 @@ if TYPE_CHECKING:
     from ..server import Server
 
 
-def _record(server: Server, request: ServerRequest) -> TaskRecord:
+def _task_id(server: Server, request: ServerRequest) -> str:
     if not server.serves_tasks:
         raise MethodNotFound(f"Method not found: {request.method} (this server runs no tasks)")
     if not declares_tasks(request.meta.client_capabilities):
@@ -26,15 +24,15 @@ def _record(server: Server, request: ServerRequest) -> TaskRecord:
             f"{request.method} needs the io.modelcontextprotocol/tasks extension in the "
             "request's client capabilities",
         )
-    task_id = request.params["taskId"]  # a string (admitted)
-    record = server.tasks.get(task_id, current_owner())
-    if record is None:
-        # Unknown, expired, or another caller's: the same answer for all three (TASK-19).
-        raise InvalidParams(f"Task not found: {task_id}", {"taskId": task_id})
-    return record
+    return request.params["taskId"]  # type: ignore[no-any-return]  # a string (admitted)
 
 
-def listened_tasks(server: Server, wanted: Any, meta: RequestMeta) -> list[str]:
+def _not_found(task_id: str) -> InvalidParams:
+    # Unknown, expired, or another caller's: the same answer for all three (TASK-19).
+    return InvalidParams(f"Task not found: {task_id}", {"taskId": task_id})
+
+
+async def listened_tasks(server: Server, wanted: Any, meta: RequestMeta) -> list[str]:
     """`subscriptions/listen` `taskIds` (TASK-15): the extension is required; of the ids asked
     for, only the caller's known tasks are honoured."""
     if not declares_tasks(meta.client_capabilities):
@@ -44,7 +42,7 @@ def listened_tasks(server: Server, wanted: Any, meta: RequestMeta) -> list[str]:
     if not isinstance(wanted, list) or not all(isinstance(t, str) for t in wanted):
         raise InvalidParams('Invalid params: "taskIds" must be a list of task ids')
     caller = current_owner()
-    return [t for t in wanted if server.tasks.get(t, caller) is not None]
+    return [t for t in wanted if await server.tasks.describe(t, caller) is not None]
 
 
 def _complete(server: Server, result: dict[str, Any]) -> dict[str, Any]:
@@ -55,30 +53,27 @@ def _complete(server: Server, result: dict[str, Any]) -> dict[str, Any]:
 
 
 async def tasks_get(server: Server, request: ServerRequest) -> Any:
-    return _complete(server, _record(server, request).detailed())
+    task_id = _task_id(server, request)
+    detailed = await server.tasks.describe(task_id, current_owner())
+    if detailed is None:
+        raise _not_found(task_id)
+    return _complete(server, detailed)
 
 
 async def tasks_update(server: Server, request: ServerRequest) -> Any:
-    record = _record(server, request)
+    task_id = _task_id(server, request)
     responses = request.params["inputResponses"]  # an object (admitted)
-    # TASK-13: answers for keys not outstanding are ignored; the rest are checked like MRTR
-    # answers (a malformed one is -32602 and nothing is taken), and may be partial.
-    answers = {
-        key: parse_answer(record.pending[key].call, raw)
-        for key, raw in responses.items()
-        if key in record.pending
-    }
-    if answers:
-        record.answer(answers)
+    if not await server.tasks.update(task_id, current_owner(), responses):
+        raise _not_found(task_id)
     return _complete(server, {})
 
 
 async def tasks_cancel(server: Server, request: ServerRequest) -> Any:
-    record = _record(server, request)
+    task_id = _task_id(server, request)
     # Cooperative (TASK-14): the handler sees CancelledError; the task settles `cancelled`
     # unless it finishes first. A terminal task is left as it is (the same empty ack).
-    if record.runner is not None and not record.terminal:
-        record.runner.cancel()
+    if not await server.tasks.cancel(task_id, current_owner()):
+        raise _not_found(task_id)
     return _complete(server, {})
 
 

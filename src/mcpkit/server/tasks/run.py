@@ -61,9 +61,9 @@ class Launcher:
         self.created: dict[str, Any] = {}
         self.detached: asyncio.Future[None] = asyncio.get_running_loop().create_future()
 
-    def detach(self, ctx: Context, status_message: str | None) -> TaskRecord:
-        record = self.store.create(current_owner())
-        record.status_message = status_message
+    async def detach(self, ctx: Context, status_message: str | None) -> TaskRecord:
+        self.store.refuse_if_draining()
+        record = await self.store.new(current_owner(), status_message)
         ctx.become_task(record, TaskInputs(record, ctx))
         self.record = record
         self.created = {"resultType": "task", **record.task()}  # TASK-06, flat (no `task`)
@@ -91,7 +91,7 @@ def task_runner(
         assert ctx is not None
         launcher = Launcher(store)
         if tool.task_start == "call":
-            launcher.detach(ctx, None)
+            await launcher.detach(ctx, None)
         else:
             ctx.offer_task(launcher)
         work = asyncio.get_running_loop().create_task(tool.call(arguments, ctx))

@@ -1,9 +1,13 @@
 """Task records and the in-process store that holds them (tasks extension, TASK-*).
 
 A record is the durable half of a task: status, timestamps, the questions still open, the final
-result or error. The running half is the handler's asyncio task, which the record owns. Tasks
-live in the process that runs them; behind several instances, route `tasks/*` by `Mcp-Name`
-(the task id, TASK-16) and give each instance its own `id_prefix`.
+result or error. The running half is the handler's asyncio task, which the record owns.
+
+`TaskStore` keeps tasks in the process that runs them; behind several instances, either route
+`tasks/*` by `Mcp-Name` (the task id, TASK-16; give each instance its own `id_prefix`) or share
+them through Redis (`RedisTaskStore`, any instance answers). Both offer the same async
+operations, which is all `tasks/*`, the launcher and the server use: `new`, `describe`,
+`update`, `cancel`, `drain`, `start` and `close`.
 """
 
 from __future__ import annotations
@@ -15,10 +19,31 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from ...protocol.errors import InternalError, MCPError, TaskLimitReached
+from ...protocol.errors import InternalError, MCPError, ServerBusy, TaskLimitReached
 from ...protocol.tasks import TERMINAL, TaskStatus, task_wire
-from ..inputs import InputCall
+from ..inputs import InputCall, parse_answer
 from ..ownership import Owner, same_owner
+
+
+def stopped_error() -> InternalError:
+    """What a task still running when its instance shuts down fails with (TASK-17)."""
+    return InternalError(
+        "The server instance running this task shut down before it finished; start it again",
+        {"reason": "instance-stopped"},
+    )
+
+
+class TaskView:
+    """A task known by its wire form only (one running on another instance)."""
+
+    __slots__ = ("_detailed", "id")
+
+    def __init__(self, task_id: str, detailed: dict[str, Any]) -> None:
+        self.id = task_id
+        self._detailed = detailed
+
+    def detailed(self) -> dict[str, Any]:
+        return self._detailed
 
 
 @dataclass(slots=True)
@@ -46,6 +71,7 @@ class TaskRecord:
         "runner",
         "status",
         "status_message",
+        "stopped",
         "ttl_ms",
         "updated",
         "used_keys",
@@ -74,6 +100,8 @@ class TaskRecord:
         self.pending: dict[str, PendingInput] = {}
         self.used_keys: set[str] = set()
         self.runner: asyncio.Task[Any] | None = None
+        #: Set when this instance stops the task itself (shutdown): it fails with this error.
+        self.stopped: MCPError | None = None
         self._on_change = on_change
 
     @property
@@ -149,10 +177,20 @@ class TaskRecord:
             self.status = "working"
         self._touch()
 
+    def stop(self, error: MCPError) -> None:
+        """End a running task from this side (the instance is shutting down): it fails with
+        `error`, not `cancelled`, which is the client's word."""
+        if self.runner is not None and not self.terminal:
+            self.stopped = error
+            self.runner.cancel()
+
     def settle(self, runner: asyncio.Task[Any]) -> None:
         """The handler ended: completed, failed (a JSON-RPC error only, TASK-17) or cancelled."""
         self.pending.clear()
-        if runner.cancelled():
+        if self.stopped is not None:
+            self.status, self.error = "failed", self.stopped.to_wire()
+            self.status_message = self.stopped.message
+        elif runner.cancelled():
             self.status = "cancelled"
         else:
             exc = runner.exception()
@@ -189,12 +227,97 @@ class TaskStore:
         self.max_tasks = max_tasks
         self.id_prefix = id_prefix
         self._tasks: dict[str, TaskRecord] = {}
-        #: Called on every change of any task (the server sends `notifications/tasks`).
-        self.on_change: Callable[[TaskRecord], None] = lambda record: None
+        #: Called on every change of any task (the server sends `notifications/tasks`): a
+        #: `TaskRecord`, or a `TaskView` of a task changed on another instance.
+        self.on_change: Callable[[TaskRecord | TaskView], None] = lambda record: None
+        #: True once the server is shutting down: no new task starts here.
+        self.draining = False
+        #: Whether a listen stream of this server follows some task (the server sets it).
+        self.following: Callable[[], bool] = lambda: False
 
     def __len__(self) -> int:
         return len(self._tasks)
 
+    # -- the operations every store offers -------------------------------------------------------
+    async def start(self) -> None:
+        """Serving begins (a shared store connects and starts renewing its leases)."""
+
+    async def new(self, owner: Owner, status_message: str | None = None) -> TaskRecord:
+        """A new task for `owner`, recorded before anyone hears of it (TASK-07)."""
+        record = self.create(owner)
+        record.status_message = status_message
+        return record
+
+    async def describe(self, task_id: Any, caller: Owner) -> dict[str, Any] | None:
+        """The caller's task as `tasks/get` shows it (DetailedTask, TASK-10); None when it is
+        unknown, expired or another caller's (TASK-19)."""
+        record = self.get(task_id, caller)
+        return record.detailed() if record is not None else None
+
+    async def update(self, task_id: Any, caller: Owner, responses: dict[str, Any]) -> bool:
+        """Answers for the task's outstanding questions (TASK-13): answers for keys not
+        outstanding are ignored; a malformed one is -32602 and nothing is taken. False when
+        the task is unknown to the caller."""
+        record = self.get(task_id, caller)
+        if record is None:
+            return False
+        answers = {
+            key: parse_answer(record.pending[key].call, raw)
+            for key, raw in responses.items()
+            if key in record.pending
+        }
+        if answers:
+            record.answer(answers)
+        return True
+
+    async def cancel(self, task_id: Any, caller: Owner) -> bool:
+        """Ask the task's handler to stop (cooperative, TASK-14); a finished task is left as
+        it is. False when the task is unknown to the caller."""
+        record = self.get(task_id, caller)
+        if record is None:
+            return False
+        if record.runner is not None and not record.terminal:
+            record.runner.cancel()
+        return True
+
+    async def drain(self, timeout: float) -> None:
+        """Shutting down: no new task starts; running ones get `timeout` seconds to finish,
+        then fail with `stopped_error()` (not `cancelled`: the client did not ask)."""
+        self.draining = True
+        runners = [r.runner for r in self._tasks.values() if r.runner is not None]
+        if runners and timeout > 0:
+            await asyncio.wait(runners, timeout=timeout)
+        await self.stop_running()
+
+    async def stop_running(self, grace: float = 1.0) -> None:
+        """Fail every task still running here with `stopped_error()`, and give the handlers
+        `grace` seconds to unwind (their records settle as they do)."""
+        stopped = []
+        for record in list(self._tasks.values()):
+            if record.runner is not None and not record.terminal:
+                stopped.append(record.runner)
+                record.stop(stopped_error())
+        if stopped:
+            await asyncio.wait(stopped, timeout=grace)
+
+    async def close(self) -> None:
+        """Serving ends: stop every running task."""
+        self.cancel_all()
+
+    def refuse_if_draining(self) -> None:
+        if self.draining:
+            raise ServerBusy(
+                "This server instance is shutting down and starts no new task; try again "
+                "(another instance will take it)",
+                retry_after=1,
+            )
+
+    @property
+    def running(self) -> int:
+        """Tasks whose handler runs in this process."""
+        return sum(1 for r in self._tasks.values() if r.runner is not None and not r.terminal)
+
+    # -- this process's records --------------------------------------------------------------
     def __iter__(self) -> Iterator[TaskRecord]:
         """Every task held, oldest first (for inspection and tests; callers get theirs with
         `get`)."""

@@ -78,6 +78,9 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
     """uvicorn's httptools protocol with request-head limits and a connection cap."""
 
     limits: ClassVar[HttpLimits] = HttpLimits()
+    #: Set when the server drains: each request still arriving on an open connection is
+    #: answered with `Connection: close`, so the peer (a proxy) takes its next one elsewhere.
+    draining: ClassVar[bool] = False
     #: The per-loop sweeper of slow heads (one per server), while connections are open.
     _sweeping: ClassVar[dict[asyncio.AbstractEventLoop, asyncio.TimerHandle]] = {}
 
@@ -147,6 +150,8 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
             self.refuse(503, busy, limits.retry_after)
         else:
             super().on_headers_complete()
+            if self.draining:
+                self.cycle.keep_alive = False
 
     def on_body(self, body: bytes) -> None:
         if not self._refused:
@@ -205,5 +210,5 @@ def limited_protocol(limits: HttpLimits) -> type[LimitedHttpToolsProtocol]:
     return type(
         "LimitedHttpToolsProtocol",
         (LimitedHttpToolsProtocol,),
-        {"limits": limits, "_sweeping": {}},
+        {"limits": limits, "_sweeping": {}, "draining": False},
     )

@@ -20,7 +20,7 @@ async def listen(
     server: Server, msg: ServerRequest, keepalive: float, receive: Receive, send: Send
 ) -> None:
     try:
-        sub = server.open_subscription(msg)
+        sub = await server.open_subscription(msg)
     except MCPError as exc:
         await send_error(send, exc, msg.id)
         return

@@ -3,8 +3,10 @@ default (TR-HTTP-04). Imported only when serving, so `mcpkit.server.transports.h
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
+import socket
 from typing import TYPE_CHECKING, Any
 
 from .http import StreamableHTTPApp
@@ -31,6 +33,8 @@ def serve_http(
     max_header_bytes: int = 32 * 1024,
     max_headers: int = 100,
     max_connections: int | None = 1000,
+    drain_timeout: float | None = None,
+    reuse_port: bool = False,
     **options: Any,
 ) -> None:
     """Serve with uvicorn (uvloop + httptools when installed). Loopback by default (TR-HTTP-04).
@@ -42,7 +46,18 @@ def serve_http(
     `max_header_bytes` and `max_headers` fields (431), a body part within `body_timeout` of the
     one before (408), `max_connections` open connections (503 + Retry-After), idle keep-alive
     connections closed after `keep_alive_timeout`. The app's own options (`max_body_size` →
-    413, ...) pass through."""
+    413, ...) pass through.
+
+    On SIGTERM (or Ctrl-C) the instance drains before it exits: it stops accepting
+    connections, reports not ready (`server.draining`), ends listen streams with their result
+    (SUB-11) and 2025-11-25 GET streams, starts no new task, stream or session (503 +
+    Retry-After for those), answers what arrives on open connections with `Connection: close`,
+    and gives requests and tasks in flight `drain_timeout` seconds (`MCPKIT_DRAIN_TIMEOUT`,
+    20) to finish; tasks still running then fail with a reason (TASK-17).
+
+    `MCPKIT_REDIS_URL` shares every part several instances need through Redis
+    (`Server.use_redis`). `reuse_port`: bind with SO_REUSEPORT, so that several processes
+    serve one port and the kernel spreads connections over them (`mcpkit run --workers`)."""
     import uvicorn
 
     from ..settings import Settings
@@ -52,10 +67,17 @@ def serve_http(
     settings.scope_requests(server)
     host, port = settings.pick("host", host), settings.pick("port", port)
     log_level = log_level or settings.log_level or "warning"
+    drain_timeout = settings.pick("drain_timeout", drain_timeout)
+    if settings.redis_url is not None:
+        server.use_redis(settings.redis_url)
     if settings.max_body_bytes is not None:
         options.setdefault("max_body_size", settings.max_body_bytes)
     if settings.max_sessions is not None and server.legacy:
         options.setdefault("max_sessions", settings.max_sessions)
+    if settings.session_id_prefix is not None and server.legacy:
+        options.setdefault("session_id_prefix", settings.session_id_prefix)
+    if settings.allowed_hosts is not None:
+        options.setdefault("allowed_hosts", list(settings.allowed_hosts))
     http: Any = "h11"  # without httptools: uvicorn's h11, its head size limited only
     with contextlib.suppress(ImportError):
         from .http_limits import HttpLimits, limited_protocol
@@ -91,11 +113,24 @@ def serve_http(
         http=http,
         timeout_keep_alive=keep_alive_timeout,
         h11_max_incomplete_event_size=max_header_bytes,
-        timeout_graceful_shutdown=5,
+        timeout_graceful_shutdown=1,  # after the drain (see _UvicornServer.shutdown)
         # Loopback by default: X-Forwarded-* are not trusted unless the caller asks for it.
         proxy_headers=proxy_headers,
     )
-    _UvicornServer(config, server, app).run()
+    sockets = [_shared_port(host, port)] if reuse_port else None
+    _UvicornServer(config, server, app, drain_timeout).run(sockets=sockets)
+
+
+def _shared_port(host: str, port: int) -> socket.socket:
+    """A listening socket other processes of this user may bind too (SO_REUSEPORT)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    sock.bind((host, port))
+    sock.listen(2048)
+    sock.set_inheritable(True)
+    return sock
 
 
 def _loop_impl() -> str:
@@ -113,19 +148,51 @@ def _uvicorn_server_cls() -> type:
 
 
 class _UvicornServer(_uvicorn_server_cls()):  # type: ignore[misc]
-    """Ends listen streams gracefully (SUB-11) before uvicorn waits for open connections."""
+    """uvicorn's server, draining before it shuts down (see `serve_http`)."""
 
-    def __init__(self, config: Any, mcp_server: Server, app: StreamableHTTPApp) -> None:
+    def __init__(
+        self, config: Any, mcp_server: Server, app: StreamableHTTPApp, drain_timeout: float
+    ) -> None:
         super().__init__(config)
         self._mcp_server = mcp_server
         self._app = app
+        self._drain_timeout = drain_timeout
 
     async def startup(self, sockets: Any = None) -> None:
         await super().startup(sockets)
         tune_gc()
 
     async def shutdown(self, sockets: Any = None) -> None:
-        self._mcp_server.subscriptions.close_all()
+        await self._drain(sockets)
+        await super().shutdown(sockets)  # closes what is left, then the lifespan ends
+
+    async def _drain(self, sockets: Any) -> None:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self._drain_timeout
+        log.info("draining: %d connection(s) open", len(self.server_state.connections))
+        for listener in self.servers:  # stop accepting: a proxy takes new ones elsewhere
+            listener.close()
+        for sock in sockets or []:
+            sock.close()
+        protocol = getattr(self.config, "http_protocol_class", None)
+        if isinstance(protocol, type) and hasattr(protocol, "draining"):
+            protocol.draining = True  # the next request on an open connection closes it
+        for connection in list(self.server_state.connections):
+            cycle = getattr(connection, "cycle", None)
+            if cycle is not None and not cycle.response_complete:
+                cycle.keep_alive = False
+            elif not getattr(protocol, "draining", False):
+                connection.shutdown()  # without the flag, idle connections close now
         if self._app.legacy is not None:
-            self._app.legacy.close()  # ends GET streams and in-flight session requests
-        await super().shutdown(sockets)
+            self._app.legacy.drain()
+        work = loop.create_task(self._mcp_server.drain(self._drain_timeout))
+        while (self.server_state.connections or not work.done()) and not self.force_exit:
+            if loop.time() >= deadline:
+                log.warning(
+                    "drain: %d connection(s) still open after %g s; closing them",
+                    len(self.server_state.connections),
+                    self._drain_timeout,
+                )
+                break
+            await asyncio.sleep(0.1)  # uvicorn's own pace: connections have no event
+        await work

@@ -20,7 +20,13 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ...protocol.errors import InvalidRequest, MCPError, SessionNotFound, TooManyInFlight
+from ...protocol.errors import (
+    InvalidRequest,
+    MCPError,
+    ServerBusy,
+    SessionNotFound,
+    TooManyInFlight,
+)
 from ...protocol.jsonrpc import encode_error, encode_result
 from ...protocol.versions import LEGACY_VERSIONS
 from ..admission import ClientNotification, ClientResponse, OpenSession, ServerRequest
@@ -120,12 +126,20 @@ class LegacyHTTP:
         self.keepalive_interval = keepalive_interval
         self.replay_events = replay_events
         self._listening = False
+        #: Set by `drain()`: no new session opens here.
+        self.draining = False
 
     # -- without a session ---------------------------------------------------------------------
     async def initialize(self, admitted: OpenSession, send: Send) -> None:
         """An admitted `initialize` opens a session; nothing is kept when it is rejected (SDK
         issue #3228)."""
         try:
+            if self.draining:
+                raise ServerBusy(
+                    "This server instance is shutting down; initialize again (another "
+                    "instance will open the session)",
+                    retry_after=1,
+                )
             self.sessions.reserve()
             core = LegacySession(
                 self.server, self.sessions.new_id(), request_timeout=self.request_timeout
@@ -264,6 +278,15 @@ class LegacyHTTP:
             self.sessions.touch(session)
             if not watcher.done():
                 watcher.cancel()
+
+    def drain(self) -> None:
+        """The instance is on its way out: no new session, and each session's GET stream ends
+        (its client reconnects, finds the session gone and initializes elsewhere); requests in
+        flight go on."""
+        self.draining = True
+        for session in self.sessions:
+            if session.standalone is not None:
+                session.standalone.close()
 
     def close(self) -> None:
         self.sessions.close_all()

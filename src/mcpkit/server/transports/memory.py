@@ -80,7 +80,7 @@ class MemoryTransport:
         from ...protocol.errors import MCPError
 
         try:
-            sub = self.server.open_subscription(self._admit(request_id, method, params))
+            sub = await self.server.open_subscription(self._admit(request_id, method, params))
         except Refused as refused:
             yield {"jsonrpc": "2.0", "id": request_id, "error": refused.error.to_wire()}
             return

@@ -181,7 +181,7 @@ class StdioConnection:
 
     async def _listen(self, request: ServerRequest) -> None:
         try:
-            sub = self.server.open_subscription(request)
+            sub = await self.server.open_subscription(request)
         except MCPError as exc:
             self.write(encode_error(request.id, exc))
             return

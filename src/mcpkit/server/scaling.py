@@ -1,0 +1,52 @@
+"""What a server needs to run as one of several instances: where its tasks live, the modern
+wire only (for `mcpkit run --workers`), and a drain before it stops. `Server`'s base, beside
+`Registrations`; `Server.use_redis` moves the shared parts to Redis."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .readiness import Readiness
+    from .subscriptions import SubscriptionHub
+    from .tasks import TaskStore
+
+
+class Scaling:
+    """Tasks' store, the legacy wire's refusal and the drain of a server."""
+
+    tasks: TaskStore
+    subscriptions: SubscriptionHub
+    readiness: Readiness
+    legacy: bool
+    supported_versions: tuple[str, ...]
+    advertised_versions: tuple[str, ...]
+    legacy_refusal: str | None
+
+    def set_task_store(self, store: TaskStore) -> None:
+        """Keep tasks in `store` (before serving starts)."""
+        self.tasks = store
+        store.on_change = self.subscriptions.deliver_task
+        store.following = self.subscriptions.follows_tasks
+
+    def refuse_legacy(self, reason: str) -> None:
+        """Serve the modern wire only from now on (before serving starts): `initialize` gets
+        -32022 naming the versions served (VER-12), with `reason`."""
+        self.legacy = False
+        self.advertised_versions = self.supported_versions
+        self.legacy_refusal = reason
+
+    @property
+    def draining(self) -> bool:
+        """True once `drain()` began: the instance is on its way out (not ready)."""
+        return self.tasks.draining
+
+    async def drain(self, timeout: float) -> None:
+        """Prepare to stop without losing what was promised: listen streams end with their
+        result (SUB-11) and new ones end at once, so clients open them elsewhere; no new task
+        starts here; running tasks get `timeout` seconds to finish, then fail with a reason
+        (TASK-17). Requests in flight are the transport's to finish (`serve_http` does)."""
+        self.readiness.drain()  # /readyz 503 from now on
+        self.tasks.draining = True
+        self.subscriptions.close_all()
+        await self.tasks.drain(timeout)
