@@ -182,16 +182,20 @@ class MirroredHeaders:
 
 
 _shapes: dict[Era, Shapes] = {}
-_modern_shapes: Shapes | None = None  # the hot path's, once loaded
+# The hot paths' shapes, once loaded (a lookup keyed by an Enum hashes it in Python).
+_modern_shapes: Shapes | None = None
+_legacy_shapes: Shapes | None = None
 
 
 def shapes(era: Era) -> Shapes:
-    global _modern_shapes
+    global _modern_shapes, _legacy_shapes
     found = _shapes.get(era)
     if found is None:
         found = _shapes[era] = shapes_for(era.value)
         if era is MODERN:
             _modern_shapes = found
+        else:
+            _legacy_shapes = found
     return found
 
 
@@ -316,7 +320,7 @@ def _in_session(
     if outbox is None:
         raise TypeError("a session request needs the outbox its messages go to")
     params = msg.params if msg.params is not None else {}
-    shapes(LEGACY).check_request(msg.method, params)
+    (_legacy_shapes or shapes(LEGACY)).check_request(msg.method, params)
     meta = session.request_meta(params)
     return ServerRequest(
         msg.id,

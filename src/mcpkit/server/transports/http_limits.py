@@ -19,7 +19,8 @@ Every refusal is a JSON-RPC error with `"id": null` (the request was never read)
 (`max_body_size`); so is its body timeout when the app is mounted elsewhere. The keep-alive
 timeout is uvicorn's (`keep_alive_timeout`).
 
-The request path pays a few attribute writes per request and one length check per header:
+The request path pays a few attribute writes per request (header lines are measured only
+when the head is longer than one line may be);
 the timers are one sweep per second over the open connections, not a timer per request.
 """
 
@@ -39,6 +40,7 @@ from .asgi import too_slow
 log = logging.getLogger("mcpkit.http")
 
 LINGER_SECONDS = 2.0
+_BASE = HttpToolsProtocol
 _REASONS = {
     408: b"Request Timeout",
     414: b"URI Too Long",
@@ -106,28 +108,27 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
         if timed and self.loop not in self._sweeping:
             self._schedule_sweep(self.loop, self.connections)
 
+    # The callbacks below run for every request: they call the base class by name (not
+    # `super()`) and header lines are measured once, at the end of the head, and only when
+    # the head is longer than one line may be (no per-header callback).
     def data_received(self, data: bytes) -> None:
         if self._refused:
             return
-        if self._head_since is None and not self._in_body:
+        if self._head_since is None:
+            if self._in_body:  # more of a body: its progress is timed in on_body
+                _BASE.data_received(self, data)
+                return
             self._head_since = self.loop.time()  # the first bytes of the next request
-            self._head_bytes = 0
-        self._head_bytes += len(data)
-        super().data_received(data)
+            self._head_bytes = len(data)
+        else:
+            self._head_bytes += len(data)
+        _BASE.data_received(self, data)
         if (
             self._head_since is not None
             and self._head_bytes > self.limits.max_header_bytes
             and not self._refused
         ):
             self.refuse(431, InvalidRequest("Request header fields too large"))
-
-    def on_header(self, name: bytes, value: bytes) -> None:
-        if len(name) + len(value) > self.limits.max_header_line:
-            self.refuse(
-                431, InvalidRequest(f"A header line is over {self.limits.max_header_line} bytes")
-            )
-            return
-        super().on_header(name, value)
 
     def on_headers_complete(self) -> None:
         if self._refused:
@@ -136,12 +137,14 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
         self._in_body = True
         self._body_since = self.loop.time()
         limits = self.limits
-        if len(self.headers) > limits.max_headers:
+        line = limits.max_header_line
+        # `_head_bytes` bounds every line of this head: only a longer head can hold one too long.
+        if self._head_bytes > line and any(len(n) + len(v) > line for n, v in self.headers):
+            self.refuse(431, InvalidRequest(f"A header line is over {line} bytes"))
+        elif len(self.headers) > limits.max_headers:
             self.refuse(431, InvalidRequest(f"More than {limits.max_headers} header fields"))
-        elif len(self.url) > limits.max_header_line:
-            self.refuse(
-                414, InvalidRequest(f"The request line is over {limits.max_header_line} bytes")
-            )
+        elif len(self.url) > line:
+            self.refuse(414, InvalidRequest(f"The request line is over {line} bytes"))
         elif self._over_capacity:
             log.warning("refused a connection: %d open (max_connections)", len(self.connections))
             busy = ServerBusy(
@@ -149,20 +152,20 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
             )
             self.refuse(503, busy, limits.retry_after)
         else:
-            super().on_headers_complete()
+            _BASE.on_headers_complete(self)
             if self.draining:
                 self.cycle.keep_alive = False
 
     def on_body(self, body: bytes) -> None:
         if not self._refused:
             self._body_since = self.loop.time()
-            super().on_body(body)
+            _BASE.on_body(self, body)
 
     def on_message_complete(self) -> None:
         self._in_body = False
         self._body_since = None
         if not self._refused:
-            super().on_message_complete()
+            _BASE.on_message_complete(self)
 
     def refuse(self, status: int, error: MCPError, retry_after: int | None = None) -> None:
         """Answer `status` on the socket (unless a response has begun) and close. Like nginx's
