@@ -181,22 +181,13 @@ class MirroredHeaders:
         self.params = params  # Mcp-Param-* by lower-case suffix
 
 
-_shapes: dict[Era, Shapes] = {}
-# The hot paths' shapes, once loaded (a lookup keyed by an Enum hashes it in Python).
-_modern_shapes: Shapes | None = None
-_legacy_shapes: Shapes | None = None
+# The hot paths name their revision as a string: `shapes_for` caches by it, and a string
+# hashes in C where an Enum member hashes in Python.
+_MODERN_REVISION, _LEGACY_REVISION = MODERN.value, LEGACY.value
 
 
 def shapes(era: Era) -> Shapes:
-    global _modern_shapes, _legacy_shapes
-    found = _shapes.get(era)
-    if found is None:
-        found = _shapes[era] = shapes_for(era.value)
-        if era is MODERN:
-            _modern_shapes = found
-        else:
-            _legacy_shapes = found
-    return found
+    return shapes_for(era.value)
 
 
 def admit(
@@ -262,7 +253,7 @@ def _request(
         if session is not None:
             return _in_session(server, msg, session, outbox)
     body = params if params is not None else {}
-    shape = _modern_shapes or shapes(MODERN)
+    shape = shapes_for(_MODERN_REVISION)
     validator, checks_meta = shape.request(msg.method)
     if checks_meta and validator.is_valid(body):  # the usual request: one schema check
         meta = valid_request_meta(body["_meta"])
@@ -305,7 +296,7 @@ def _open_session(server: Server, msg: Request) -> OpenSession:
         raise _not_served(server, requested)
     params = msg.params if msg.params is not None else {}
     try:
-        shapes(LEGACY).check_request("initialize", params)
+        shapes_for(_LEGACY_REVISION).check_request("initialize", params)
     except InvalidParams as exc:
         exc.http_status = 400  # no session is opened: a bad request, not a call that failed
         raise
@@ -320,7 +311,7 @@ def _in_session(
     if outbox is None:
         raise TypeError("a session request needs the outbox its messages go to")
     params = msg.params if msg.params is not None else {}
-    (_legacy_shapes or shapes(LEGACY)).check_request(msg.method, params)
+    shapes_for(_LEGACY_REVISION).check_request(msg.method, params)
     meta = session.request_meta(params)
     return ServerRequest(
         msg.id,

@@ -90,7 +90,6 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
     # bytes received while reading it, and whether this connection has been refused.
     _head_since: float | None
     _head_bytes: int
-    _in_body: bool
     _body_since: float | None  # the last progress of a body still arriving
     _refused: bool
     _over_capacity: bool
@@ -99,7 +98,6 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
         super().connection_made(transport)
         self._head_since = self.loop.time()
         self._head_bytes = 0
-        self._in_body = False
         self._body_since = None
         self._refused = False
         cap = self.limits.max_connections
@@ -115,7 +113,7 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
         if self._refused:
             return
         if self._head_since is None:
-            if self._in_body:  # more of a body: its progress is timed in on_body
+            if self._body_since is not None:  # more of a body: timed in on_body
                 _BASE.data_received(self, data)
                 return
             self._head_since = self.loop.time()  # the first bytes of the next request
@@ -134,7 +132,6 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
         if self._refused:
             return
         self._head_since = None
-        self._in_body = True
         self._body_since = self.loop.time()
         limits = self.limits
         line = limits.max_header_line
@@ -162,7 +159,6 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
             _BASE.on_body(self, body)
 
     def on_message_complete(self) -> None:
-        self._in_body = False
         self._body_since = None
         if not self._refused:
             _BASE.on_message_complete(self)
