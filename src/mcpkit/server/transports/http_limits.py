@@ -16,12 +16,14 @@ how long or how large a request head may be. `limited_protocol()` subclasses it:
 
 Every refusal is a JSON-RPC error with `"id": null` (the request was never read), a
 `Connection: close`, and for 503 a `Retry-After`. The body size limit (413) is the ASGI app's
-(`max_body_size`); so is its body timeout when the app is mounted elsewhere. The keep-alive
-timeout is uvicorn's (`keep_alive_timeout`).
+(`max_body_size`); so is its body timeout when the app is mounted elsewhere. A connection
+idle for uvicorn's keep-alive timeout (`keep_alive_timeout`) after its last response is
+closed (within a second more).
 
 The request path pays a few attribute writes per request (header lines are measured only
-when the head is longer than one line may be);
-the timers are one sweep per second over the open connections, not a timer per request.
+when the head is longer than one line may be). The timers, keep-alive included, are one
+sweep per second over the open connections, not a timer per request: uvicorn arms and
+cancels one per response, which costs more than the rest of this module's work per request.
 """
 
 from __future__ import annotations
@@ -76,6 +78,21 @@ def refusal(status: int, error: MCPError, retry_after: int | None = None) -> byt
     return b"".join([*head, b"\r\n", body])
 
 
+class _Answered:
+    """Stands in for the request cycle of a refused head (see `refuse`)."""
+
+    response_started = response_complete = True
+    more_body = keep_alive = disconnected = False
+
+    class message_event:  # the attribute uvicorn sets on a lost connection
+        @staticmethod
+        def set() -> None:
+            return None
+
+
+_ANSWERED = _Answered()
+
+
 class LimitedHttpToolsProtocol(HttpToolsProtocol):
     """uvicorn's httptools protocol with request-head limits and a connection cap."""
 
@@ -90,7 +107,8 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
     # bytes received while reading it, and whether this connection has been refused.
     _head_since: float | None
     _head_bytes: int
-    _body_since: float | None  # the last progress of a body still arriving
+    _body_since: float | None  # the last progress of a body (arriving while cycle.more_body)
+    _idle_since: float | None  # the last response, while no next request has begun
     _refused: bool
     _over_capacity: bool
 
@@ -99,21 +117,25 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
         self._head_since = self.loop.time()
         self._head_bytes = 0
         self._body_since = None
+        self._idle_since = None
         self._refused = False
         cap = self.limits.max_connections
         self._over_capacity = cap is not None and len(self.connections) > cap
-        timed = self.limits.header_timeout is not None or self.limits.body_timeout is not None
-        if timed and self.loop not in self._sweeping:
+        if self.loop not in self._sweeping:  # keep-alive is timed there too
             self._schedule_sweep(self.loop, self.connections)
 
-    # The callbacks below run for every request: they call the base class by name (not
-    # `super()`) and header lines are measured once, at the end of the head, and only when
-    # the head is longer than one line may be (no per-header callback).
+    # The two callbacks below run for every request: they call the base class by name (not
+    # `super()`), measure header lines only when the head is longer than one line may be, and
+    # leave the rare checks to `_rare_head`. Bodies are timed here too (data arriving while
+    # the request's body is incomplete), so no per-body-chunk callback is overridden.
     def data_received(self, data: bytes) -> None:
         if self._refused:
             return
         if self._head_since is None:
-            if self._body_since is not None:  # more of a body: timed in on_body
+            cycle = self.cycle
+            self._idle_since = None
+            if cycle is not None and cycle.more_body and self._body_since is not None:
+                self._body_since = self.loop.time()  # more of a body
                 _BASE.data_received(self, data)
                 return
             self._head_since = self.loop.time()  # the first bytes of the next request
@@ -132,11 +154,38 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
         if self._refused:
             return
         self._head_since = None
-        self._body_since = self.loop.time()
         limits = self.limits
+        if (
+            self._head_bytes > limits.max_header_line  # only such a head can hold a long line
+            or len(self.headers) > limits.max_headers
+            or self._over_capacity
+            or self.draining
+        ):
+            self._rare_head(limits)
+            return
+        self._body_since = self.loop.time()
+        _BASE.on_headers_complete(self)
+
+    def on_response_complete(self) -> None:
+        """As uvicorn's, but an idle connection is left for the sweep to close after the
+        keep-alive timeout, instead of a timer armed here and cancelled by the next request."""
+        self.server_state.total_requests += 1
+        if self.transport.is_closing():
+            return
+        self.flow.resume_reading()
+        if self.pipeline:  # a request that arrived while this one was answered: start it
+            cycle, app = self.pipeline.pop()
+            self._start_asgi_task(cycle, app)
+        elif self.timeout_keep_alive <= 0:
+            self.transport.close()
+        else:
+            self._idle_since = self.loop.time()
+
+    def _rare_head(self, limits: HttpLimits) -> None:
+        """Refuse a head over a limit, or on a connection over capacity; on a draining
+        server, answer it with `Connection: close`."""
         line = limits.max_header_line
-        # `_head_bytes` bounds every line of this head: only a longer head can hold one too long.
-        if self._head_bytes > line and any(len(n) + len(v) > line for n, v in self.headers):
+        if any(len(n) + len(v) > line for n, v in self.headers):
             self.refuse(431, InvalidRequest(f"A header line is over {line} bytes"))
         elif len(self.headers) > limits.max_headers:
             self.refuse(431, InvalidRequest(f"More than {limits.max_headers} header fields"))
@@ -148,20 +197,20 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
                 "Too many open connections; try again later", retry_after=limits.retry_after
             )
             self.refuse(503, busy, limits.retry_after)
-        else:
+        else:  # within the limits (a long head) or draining
+            self._body_since = self.loop.time()
             _BASE.on_headers_complete(self)
             if self.draining:
                 self.cycle.keep_alive = False
 
-    def on_body(self, body: bytes) -> None:
-        if not self._refused:
-            self._body_since = self.loop.time()
-            _BASE.on_body(self, body)
-
-    def on_message_complete(self) -> None:
-        self._body_since = None
-        if not self._refused:
-            _BASE.on_message_complete(self)
+    def _receiving_body(self) -> bool:
+        cycle = self.cycle
+        return (
+            self._body_since is not None
+            and cycle is not None
+            and cycle.more_body
+            and not cycle.response_complete
+        )
 
     def refuse(self, status: int, error: MCPError, retry_after: int | None = None) -> None:
         """Answer `status` on the socket (unless a response has begun) and close. Like nginx's
@@ -173,6 +222,10 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
         transport = self.transport
         if cycle is None or cycle.response_complete or not cycle.response_started:
             transport.write(refusal(status, error, retry_after))
+        if cycle is None or cycle.response_complete:
+            # Refused between requests (a head): uvicorn's body callbacks, which may still
+            # run for the rest of this read, find a request already answered and drop it.
+            self.cycle = _ANSWERED  # type: ignore[assignment]
         if transport.can_write_eof():
             transport.write_eof()
             self.loop.call_later(LINGER_SECONDS, transport.close)
@@ -185,18 +238,29 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
 
     @classmethod
     def _sweep(cls, loop: asyncio.AbstractEventLoop, connections: set[Any]) -> None:
-        """408 for every connection whose request head, or body, has stalled for too long."""
+        """408 for every connection whose request head, or body, has stalled for too long;
+        connections idle past the keep-alive timeout are closed."""
         now = loop.time()
         head, body = cls.limits.header_timeout, cls.limits.body_timeout
         for conn in list(connections):
             if not isinstance(conn, LimitedHttpToolsProtocol) or conn._refused:
+                continue
+            idle = conn._idle_since
+            if idle is not None and now - idle >= conn.timeout_keep_alive:
+                if not conn.transport.is_closing():
+                    conn.transport.close()
                 continue
             since = conn._head_since
             if head is not None and since is not None and now - since >= head:
                 conn.refuse(408, InvalidRequest(f"The request head took over {head:g} s"))
                 continue
             since = conn._body_since
-            if body is not None and since is not None and now - since >= body:
+            if (
+                body is not None
+                and since is not None
+                and now - since >= body
+                and conn._receiving_body()
+            ):
                 conn.refuse(408, too_slow(body))
         if connections:
             cls._schedule_sweep(loop, connections)
