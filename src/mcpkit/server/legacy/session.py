@@ -158,9 +158,11 @@ class LegacySession:
         except asyncio.CancelledError:
             data = None  # cancellation: no response (2025-11-25 utilities/cancellation)
         finally:
-            if self.tasks.get(request.id) is asyncio.current_task():
-                del self.tasks[request.id]
-            outbox.finish(data)
+            try:
+                outbox.finish(data)  # still in flight as it answers (stdio batches its writes)
+            finally:
+                if self.tasks.get(request.id) is asyncio.current_task():
+                    del self.tasks[request.id]
 
     async def respond(self, request: ServerRequest) -> bytes:
         """The encoded response to one request (errors included)."""

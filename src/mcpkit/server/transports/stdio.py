@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import logging
 import os
 import stat
@@ -38,6 +37,12 @@ if TYPE_CHECKING:
     from .legacy_stdio import StdioLegacy
 
 MAX_LINE = 16 * 1024 * 1024
+#: Bytes read from stdin at a time: every whole line in them is handled before the next read.
+READ_SIZE = 1 << 16
+#: Lines written to stdout per system call at most. Pipelined requests answered in the same
+#: turn of the event loop share writes, and the peer still starts on the first answers while
+#: later ones are computed (a whole turn in one write measured slower at 16 in flight).
+WRITE_BATCH = 8
 log = logging.getLogger("mcpkit.stdio")
 
 
@@ -57,6 +62,7 @@ class StdioConnection:
         self.writer = writer
         self.tasks: dict[Any, asyncio.Task[None]] = {}
         self.keepalive_interval = keepalive_interval
+        self._unsent: list[bytes] = []  # lines written in this turn of the event loop
         self.legacy: StdioLegacy | None = None
         if server.legacy:  # dual-era: `initialize` opens this process's 2025-11-25 session
             from .legacy_stdio import StdioLegacy
@@ -67,7 +73,26 @@ class StdioConnection:
                 server.telemetry.session_counts.append(lambda: int(legacy.session is not None))
 
     def write(self, data: bytes) -> None:
-        self.writer.write(data + b"\n")
+        """One message, a line on stdout. While other requests are in flight, lines leave in
+        groups of up to `WRITE_BATCH`, one system call each, the last group at the end of the
+        event loop's turn; otherwise at once."""
+        unsent = self._unsent
+        unsent.append(data)
+        unsent.append(b"\n")
+        if len(unsent) >= 2 * WRITE_BATCH or self._in_flight() <= 1:
+            self.flush()
+        elif len(unsent) == 2:
+            asyncio.get_running_loop().call_soon(self.flush)
+
+    def _in_flight(self) -> int:
+        session = self.legacy.session if self.legacy is not None else None
+        return len(self.tasks) + (len(session.tasks) if session is not None else 0)
+
+    def flush(self) -> None:
+        if self._unsent:
+            data = b"".join(self._unsent)
+            self._unsent.clear()
+            self.writer.write(data)
 
     async def emit(self, method: str, params: dict[str, Any]) -> None:
         """A notification on stdout (every modern request's `emit`)."""
@@ -88,21 +113,42 @@ class StdioConnection:
             await self.server.shutdown()
 
     async def _serve(self) -> None:
+        """Lines as they arrive: one read per chunk of input, not one per line."""
+        read = self.reader.read
+        partial: list[bytes] = []  # the start of a line still arriving
+        size = 0
+        oversized = False  # dropping the rest of a line over MAX_LINE
         while True:
-            try:
-                line = await self.reader.readline()
-            except ValueError:  # a line over the limit: drop it, answer without an id
-                self.write(
-                    encode_error(None, InvalidRequest(f"Message larger than {MAX_LINE} bytes"))
-                )
-                continue
-            if not line:
+            chunk = await read(READ_SIZE)
+            if not chunk:
                 break
-            line = line.strip()
-            if line:
-                self.receive(line)
+            start = 0
+            while (end := chunk.find(b"\n", start)) >= 0:
+                if oversized:
+                    oversized = False
+                elif partial:
+                    partial.append(chunk[start:end])
+                    self._line(b"".join(partial))
+                    partial.clear()
+                else:
+                    self._line(chunk[start:end])
+                start = end + 1
+                size = 0
+            if start < len(chunk) and not oversized:
+                size += len(chunk) - start
+                if size > MAX_LINE:  # drop it, answer without an id
+                    oversized = True
+                    partial.clear()
+                    self.write(
+                        encode_error(None, InvalidRequest(f"Message larger than {MAX_LINE} bytes"))
+                    )
+                else:
+                    partial.append(chunk[start:])
             if self.writer.transport.get_write_buffer_size() > 1 << 20:
+                self.flush()
                 await self.writer.drain()
+        if partial:  # the last line, without its newline
+            self._line(b"".join(partial))
         self.server.subscriptions.close_all()
         running = list(self.tasks.values()) + (self.legacy.tasks() if self.legacy else [])
         if running:
@@ -111,8 +157,14 @@ class StdioConnection:
                 task.cancel()
         if self.legacy is not None:
             self.legacy.close()
+        self.flush()
         with contextlib.suppress(Exception):
             await self.writer.drain()
+
+    def _line(self, line: bytes) -> None:
+        line = line.strip()
+        if line:
+            self.receive(line)
 
     def receive(self, line: bytes) -> None:
         """One line: through the front door, then act on what it says."""
@@ -133,53 +185,58 @@ class StdioConnection:
             else:
                 self.write(encode_error(refused.request_id, refused.error))
             return
-        kind = type(admission)
-        if kind is ServerRequest:
-            assert isinstance(admission, ServerRequest)
+        if type(admission) is ServerRequest:
             if admission.era is LEGACY:
                 assert session is not None
                 session.start(admission)
+            elif admission.id in self.tasks:
+                self.write(
+                    encode_error(
+                        admission.id,
+                        InvalidRequest("Invalid request: id already in use (BASE-05)"),
+                    )
+                )
             else:
-                self._start(admission)
-        elif kind is ClientNotification:
-            assert isinstance(admission, ClientNotification)
+                if admission.method == "subscriptions/listen":
+                    coro = self._listen(admission)
+                else:
+                    coro = self._request(admission)
+                # The task forgets itself as it ends (`_forget`), or is forgotten when cancelled.
+                self.tasks[admission.id] = asyncio.get_running_loop().create_task(coro)
+        elif type(admission) is ClientNotification:
             cancelled = admission.cancelled_id
-            task = self.tasks.get(cancelled) if cancelled is not None else None
-            if task is not None:
-                task.cancel()  # TR-STDIO-10: nothing more is sent for it
+            target = self.tasks.pop(cancelled, None) if cancelled is not None else None
+            if target is not None:
+                target.cancel()  # TR-STDIO-10: nothing more is sent for it
             if session is not None:
                 session.receive_notification(admission)
-        elif kind is OpenSession:
-            assert isinstance(admission, OpenSession) and legacy is not None
+        elif type(admission) is OpenSession:
+            assert legacy is not None
             legacy.open(admission)
-        elif kind is ClientResponse:
-            assert isinstance(admission, ClientResponse) and session is not None
+        elif type(admission) is ClientResponse:
+            assert session is not None
             session.receive_response(admission.message)
 
-    def _start(self, request: ServerRequest) -> None:
-        if request.id in self.tasks:
-            self.write(
-                encode_error(
-                    request.id, InvalidRequest("Invalid request: id already in use (BASE-05)")
-                )
-            )
-            return
-        if request.method == "subscriptions/listen":
-            coro = self._listen(request)
-        else:
-            coro = self._request(request)
-        task = asyncio.get_running_loop().create_task(coro)
-        self.tasks[request.id] = task
-        task.add_done_callback(functools.partial(self._done, request.id))
-
-    def _done(self, request_id: Any, _task: asyncio.Task[None]) -> None:
-        self.tasks.pop(request_id, None)
+    def _forget(self, request_id: Any) -> None:
+        """A request task is over: its id may be used again."""
+        if self.tasks.get(request_id) is asyncio.current_task():
+            del self.tasks[request_id]
 
     async def _request(self, request: ServerRequest) -> None:
-        with contextlib.suppress(asyncio.CancelledError):
+        try:
             self.write(await self.server.answer(request))
+        except asyncio.CancelledError:
+            pass
+        finally:
+            self._forget(request.id)
 
     async def _listen(self, request: ServerRequest) -> None:
+        try:
+            await self._stream(request)
+        finally:
+            self._forget(request.id)
+
+    async def _stream(self, request: ServerRequest) -> None:
         try:
             sub = await self.server.open_subscription(request)
         except MCPError as exc:
