@@ -23,11 +23,15 @@ _NO_MODES = frozenset({"2025-06-18", "2025-03-26", "2024-11-05"})
 class LegacyInputs:
     """Asks the session's client, over the outbox of one request."""
 
+    __slots__ = ("meta", "outbox", "session")
+
+    #: Nothing is carried between rounds: the handler runs once.
+    state: None = None
+
     def __init__(self, session: LegacySession, meta: RequestMeta, outbox: Outbox) -> None:
         self.session = session
         self.meta = meta
         self.outbox = outbox
-        self.state: dict[str, Any] = {}  # nothing to carry: the handler is not re-run
 
     async def resolve(self, calls: list[InputCall]) -> list[Any]:
         for call in calls:

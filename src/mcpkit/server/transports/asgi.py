@@ -16,7 +16,8 @@ Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 T = TypeVar("T")
 
-JSON_HEADERS = [(b"content-type", b"application/json")]
+_JSON_TYPE = (b"content-type", b"application/json")
+JSON_HEADERS = [_JSON_TYPE]
 SSE_HEADERS = [
     (b"content-type", b"text/event-stream"),
     (b"cache-control", b"no-cache"),
@@ -27,7 +28,7 @@ SSE_HEADERS = [
 async def send_json(
     send: Send, status: int, body: bytes, extra: list[tuple[bytes, bytes]] | None = None
 ) -> None:
-    headers = [*JSON_HEADERS, (b"content-length", str(len(body)).encode())]
+    headers = [_JSON_TYPE, (b"content-length", b"%d" % len(body))]
     if extra:
         headers.extend(extra)
     await send({"type": "http.response.start", "status": status, "headers": headers})

@@ -170,7 +170,8 @@ class StreamableHTTPApp:
         if path != self.path and path.rstrip("/") != self.path:
             await self._elsewhere(path, scope["method"], send)
             return
-        host = origin = ctype = session_id = authorization = last_event_id = None
+        host = ctype = None
+        origin = session_id = authorization = last_event_id = None
         version = mcp_method = mcp_name = None
         params_headers: dict[str, str] | None = None
         length = -1
@@ -182,7 +183,7 @@ class StreamableHTTPApp:
             elif key == b"mcp-name":
                 mcp_name = value.decode("latin-1")
             elif key == b"host":
-                host = value.decode("latin-1")
+                host = value
             elif key == b"content-type":
                 ctype = value
             elif key == b"content-length":
@@ -200,7 +201,7 @@ class StreamableHTTPApp:
             elif key == b"last-event-id":
                 last_event_id = value.decode("latin-1")
         # DNS-rebinding defence first, before anything is parsed (TR-HTTP-02/03).
-        if not self.policy.host_ok(host) or (
+        if not self.policy.raw_host_ok(host) or (
             origin is not None and not self.policy.origin_ok(origin)
         ):
             await send_json(
@@ -234,7 +235,9 @@ class StreamableHTTPApp:
                 [(b"allow", b"POST" if legacy is None else b"GET, POST, DELETE")],
             )
             return
-        if ctype is None or ctype.split(b";", 1)[0].strip().lower() != b"application/json":
+        if ctype != b"application/json" and (
+            ctype is None or ctype.split(b";", 1)[0].strip().lower() != b"application/json"
+        ):
             await send_error(
                 send,
                 InvalidRequest("Unsupported Media Type: Content-Type must be application/json"),

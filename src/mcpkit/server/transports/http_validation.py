@@ -23,6 +23,20 @@ class HostPolicy:
         origins = list(allowed_origins) if allowed_origins is not None else []
         self.any_origin = "*" in origins
         self.origins = frozenset(o.lower().rstrip("/") for o in origins if o != "*")
+        self._hosts_seen: dict[bytes, bool] = {}  # Host header → allowed, for the few seen
+
+    def raw_host_ok(self, raw: bytes | None) -> bool:
+        """`host_ok` of a Host header as it arrived; the answers for recent values are kept
+        (a bounded few: the header is the client's to choose)."""
+        if raw is None:
+            return self.any_host
+        ok = self._hosts_seen.get(raw)
+        if ok is None:
+            ok = self.host_ok(raw.decode("latin-1"))
+            if len(self._hosts_seen) >= 64:
+                self._hosts_seen.clear()
+            self._hosts_seen[raw] = ok
+        return ok
 
     def host_ok(self, host: str | None) -> bool:
         if self.any_host:

@@ -199,17 +199,18 @@ class LegacyHTTP:
         if len(session.core.tasks) >= MAX_IN_FLIGHT:
             await _error(send, TooManyInFlight(), request.id)
             return
-        session.keep_stream(stream)
         session.core.start(request)
         # The request's task was scheduled before this one resumes: a handler that answers
         # without suspending has answered by then. Plain JSON, and no stream or watcher.
         await asyncio.sleep(0)
         body = stream.only_response
         if body is not None:
-            session.streams.pop(stream.number, None)
             self.sessions.touch(session)
             await send_json(send, 200, body)
             return
+        # Kept from now on, for a GET to resume (nothing of it was sent before: no client
+        # can have asked for it yet).
+        session.keep_stream(stream)
         await self._attach(session, stream, 0, receive, send, first=True)
 
     async def get(

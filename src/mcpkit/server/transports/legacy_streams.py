@@ -31,7 +31,19 @@ class EventStream:
         self.answered = False  # the last event is the JSON-RPC response
         self.released = False  # the handler asked to drop the current connection (SEP-1699)
         self.owner: object | None = None
-        self._wake = asyncio.Event()
+        self._wake: asyncio.Event | None = None  # made when a reader first waits
+
+    def _woken(self) -> None:
+        if self._wake is not None:
+            self._wake.set()
+
+    def _waiter(self) -> asyncio.Event:
+        """The event a reader waits on, cleared."""
+        if self._wake is None:
+            self._wake = asyncio.Event()
+        else:
+            self._wake.clear()
+        return self._wake
 
     # -- Outbox ---------------------------------------------------------------------------------
     def send(self, data: bytes) -> None:
@@ -39,7 +51,7 @@ class EventStream:
             return
         self.seq += 1
         self.events.append((self.seq, data))
-        self._wake.set()
+        self._woken()
 
     def finish(self, data: bytes | None) -> None:
         if self.done:
@@ -48,15 +60,15 @@ class EventStream:
             self.send(data)
             self.answered = True
         self.done = True
-        self._wake.set()
+        self._woken()
 
     def release(self) -> None:
         self.released = True
-        self._wake.set()
+        self._woken()
 
     def close(self) -> None:
         self.done = True
-        self._wake.set()
+        self._woken()
 
     # -- reading --------------------------------------------------------------------------------
     def event_id(self, seq: int) -> bytes:
@@ -75,14 +87,13 @@ class EventStream:
     async def started(self) -> None:
         """Wait until there is something to send, an end, or a release."""
         while not (self.seq or self.done or self.released):
-            self._wake.clear()
-            await self._wake.wait()
+            await self._waiter().wait()
 
     async def pump(self, send: Send, after: int, owner: object, keepalive: float | None) -> int:
         """Write events after `after` to one connection until the stream ends, the handler
         releases the connection, or another connection takes over. The last seq written."""
         while True:
-            self._wake.clear()
+            wake = self._waiter()
             for seq, data in self.after(after):
                 await send(
                     {
@@ -98,7 +109,7 @@ class EventStream:
                 self.released = False
                 break
             try:
-                await asyncio.wait_for(self._wake.wait(), keepalive)
+                await asyncio.wait_for(wake.wait(), keepalive)
             except TimeoutError:
                 await send(
                     {"type": "http.response.body", "body": b": keep-alive\n\n", "more_body": True}
