@@ -91,6 +91,10 @@ class Connection:
         head += [f"{k}: {v}" for k, v in headers.items() if k != "host"]
         self.writer.write(("\r\n".join(head) + "\r\n\r\n").encode() + body)
         await self.writer.drain()
+        return await self.response()
+
+    async def response(self) -> tuple[int, dict[str, str], bytes]:
+        """The next whole answer on the connection (its status, fields and body)."""
         status_line = await self.reader.readline()
         status = int(status_line.split()[1])
         fields: dict[str, str] = {}

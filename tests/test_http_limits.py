@@ -13,6 +13,7 @@ from typing import Any
 import orjson
 import pytest
 
+from scale_support import Connection
 from support import ROOT, free_port, headers_for, rpc, wait_port
 
 LIMITS = {"header_timeout": 1, "body_timeout": 1, "max_body_size": 1000}
@@ -118,36 +119,25 @@ async def test_a_body_never_read_gets_413_with_a_null_id(port: int) -> None:
     assert b"connection: close" in reply.lower()
 
 
-async def read_response(reader: asyncio.StreamReader) -> bytes:
-    """One HTTP/1.1 response with a content-length (head and body)."""
-    head = await reader.readuntil(b"\r\n\r\n")
-    length = next(
-        int(line.split(b":", 1)[1])
-        for line in head.split(b"\r\n")
-        if line.lower().startswith(b"content-length:")
-    )
-    return head + await reader.readexactly(length)
-
-
 async def test_an_idle_keep_alive_connection_is_closed_and_a_busy_one_kept() -> None:
     proc, port = await start({"keep_alive_timeout": 1})
     try:
         loop = asyncio.get_running_loop()
-        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        conn = await Connection.open(port)
         message = rpc("tools/call", {"name": "echo", "arguments": {"text": "again"}})
         for _ in range(3):  # the same connection, reused while it is not idle for long
-            writer.write(request_bytes(message))
-            assert b"again" in await asyncio.wait_for(read_response(reader), 5)
+            conn.writer.write(request_bytes(message))
+            assert b"again" in (await asyncio.wait_for(conn.response(), 5))[2]
         # Two requests in one write (pipelined): both answered, in order.
         first = rpc("tools/call", {"name": "echo", "arguments": {"text": "first"}})
         second = rpc("tools/call", {"name": "echo", "arguments": {"text": "second"}})
-        writer.write(request_bytes(first) + request_bytes(second))
-        assert b"first" in await asyncio.wait_for(read_response(reader), 5)
-        assert b"second" in await asyncio.wait_for(read_response(reader), 5)
+        conn.writer.write(request_bytes(first) + request_bytes(second))
+        assert b"first" in (await asyncio.wait_for(conn.response(), 5))[2]
+        assert b"second" in (await asyncio.wait_for(conn.response(), 5))[2]
         idle_from = loop.time()
-        assert await asyncio.wait_for(reader.read(), 5) == b""  # closed by the server
+        assert await asyncio.wait_for(conn.closed_by_peer(), 5)  # closed by the server
         assert 1 <= loop.time() - idle_from < 1 + 1 + 1  # the timeout, the sweep, some slack
-        writer.close()
+        conn.close()
     finally:
         proc.terminate()
         await asyncio.wait_for(proc.wait(), 10)

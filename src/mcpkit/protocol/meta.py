@@ -79,6 +79,20 @@ def read_request_meta(params: dict[str, Any] | None) -> RequestMeta:
     return RequestMeta(version, caps, info, level, token, meta)
 
 
+def valid_request_meta(meta: dict[str, Any]) -> RequestMeta:
+    """The `RequestMeta` of a `_meta` its revision's schema already accepted (no checks but
+    the one the schema cannot make: a progress token is a string or a true integer)."""
+    token = meta.get(PROGRESS_TOKEN)
+    return RequestMeta(
+        meta[META_PROTOCOL_VERSION],
+        meta[META_CLIENT_CAPABILITIES],
+        meta.get(META_CLIENT_INFO),
+        meta.get(META_LOG_LEVEL),
+        token if type(token) is str or type(token) is int else None,
+        meta,
+    )
+
+
 def check_version(
     version: str,
     supported: tuple[str, ...] | list[str],

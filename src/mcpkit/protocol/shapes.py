@@ -95,7 +95,10 @@ class Shapes:
     def check_request(self, method: str, params: dict[str, Any] | None) -> None:
         """-32602 unless `params` has the shape this revision gives `method` (when it gives
         one)."""
-        self._check("r", method, self._requests, params)
+        validator = self.request(method)[0]
+        instance = params if params is not None else {}
+        if validator is not None and not validator.is_valid(instance):
+            raise _invalid(method, validator, instance)
 
     def check_notification(self, method: str, params: dict[str, Any] | None) -> None:
         """-32602 unless a notification this revision defines has its shape (unknown

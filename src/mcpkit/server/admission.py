@@ -41,17 +41,10 @@ from ..protocol.errors import (
     UnsupportedProtocolVersion,
 )
 from ..protocol.jsonrpc import Notification, Request, RequestId, Response
-from ..protocol.meta import RequestMeta, check_version, read_request_meta
+from ..protocol.meta import RequestMeta, check_version, read_request_meta, valid_request_meta
 from ..protocol.mirroring import check_method_headers, check_param_headers
 from ..protocol.shapes import Shapes, shapes_for
-from ..protocol.versions import (
-    LEGACY_VERSIONS,
-    META_CLIENT_CAPABILITIES,
-    META_CLIENT_INFO,
-    META_LOG_LEVEL,
-    META_PROTOCOL_VERSION,
-    PROGRESS_TOKEN,
-)
+from ..protocol.versions import LEGACY_VERSIONS, META_PROTOCOL_VERSION
 
 if TYPE_CHECKING:
     from .context import Emit
@@ -263,18 +256,7 @@ def _request(
     shape = shapes_for(_MODERN_REVISION)
     validator, checks_meta = shape.request(msg.method)
     if checks_meta and validator.is_valid(body):  # the usual request: one schema check
-        # The schema accepted `_meta` (RequestMetaObject): only the progress token's type is
-        # left to check (a string or a true integer, never a float or a bool).
-        assert meta_obj is not None
-        token = meta_obj.get(PROGRESS_TOKEN)
-        meta = RequestMeta(
-            meta_obj[META_PROTOCOL_VERSION],
-            meta_obj[META_CLIENT_CAPABILITIES],
-            meta_obj.get(META_CLIENT_INFO),
-            meta_obj.get(META_LOG_LEVEL),
-            token if type(token) is str or type(token) is int else None,
-            meta_obj,
-        )
+        meta = valid_request_meta(body["_meta"])
     else:  # refused in the documented order: `_meta` (-32602), version (-32022), shape
         meta = read_request_meta(params)  # BASE-46
         check_version(meta.protocol_version, server.supported_versions, server.advertised_versions)
@@ -329,10 +311,7 @@ def _in_session(
     if outbox is None:
         raise TypeError("a session request needs the outbox its messages go to")
     params = msg.params if msg.params is not None else {}
-    shape = shapes_for(_LEGACY_REVISION)
-    validator = shape.request(msg.method)[0]
-    if validator is not None and not validator.is_valid(params):
-        raise shape.refuse(msg.method, params)
+    shapes_for(_LEGACY_REVISION).check_request(msg.method, params)
     meta = session.request_meta(params)
     return ServerRequest(
         msg.id,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import inspect
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from .context import Context
@@ -19,16 +19,18 @@ def is_async_callable(fn: Callable[..., Any]) -> bool:
     )
 
 
-async def invoke(
+def invoke(
     fn: Callable[..., Any],
     is_async: bool,
     kwargs: dict[str, Any],
     context_param: str | None,
     ctx: Context | None,
-) -> Any:
-    """Run a handler. Sync handlers run on a worker thread so they never block the loop."""
+) -> Awaitable[Any]:
+    """Run a handler: await what this returns. An async handler's own coroutine (no frame
+    around it: this is every call's path); a sync handler runs on a worker thread so it
+    never blocks the loop."""
     if context_param is not None:
         kwargs[context_param] = ctx
     if is_async:
-        return await fn(**kwargs)
-    return await asyncio.to_thread(functools.partial(fn, **kwargs))
+        return fn(**kwargs)  # type: ignore[no-any-return]
+    return asyncio.to_thread(functools.partial(fn, **kwargs))

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 
-from .auth.access import AccessToken, current_access
+from .auth.access import current_access
 
 #: An owner key: a principal, `token:<digest>` for a token without one, None without auth.
 Owner = str | None
@@ -25,10 +25,8 @@ Owner = str | None
 def current_owner() -> Owner:
     """The owner key of the request being served (from its verified token only)."""
     access = current_access.get()
-    return None if access is None else _owner_of(access)
-
-
-def _owner_of(access: AccessToken) -> str:
+    if access is None:
+        return None
     principal = access.principal
     if principal is not None:
         return principal
@@ -42,5 +40,4 @@ def same_owner(owner: Owner, caller: Owner) -> bool:
 
 def owned(owner: Owner) -> bool:
     """Whether the caller of the request being served may use an object made by `owner`."""
-    access = current_access.get()
-    return same_owner(owner, None if access is None else _owner_of(access))
+    return same_owner(owner, current_owner())

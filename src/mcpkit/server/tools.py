@@ -135,10 +135,7 @@ class Tool(Registered):
             )
         try:
             if self.timeout is None:
-                if self.is_async and self.context_param is None:  # the usual tool
-                    value = await self.fn(**kwargs)
-                else:
-                    value = await invoke(self.fn, self.is_async, kwargs, self.context_param, ctx)
+                value = await invoke(self.fn, self.is_async, kwargs, self.context_param, ctx)
             else:
                 value = await self._call_with_timeout(kwargs, ctx, self.timeout)
         except (MCPError, InputRequired):

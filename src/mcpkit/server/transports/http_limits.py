@@ -126,7 +126,7 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
 
     # The two callbacks below run for every request: they call the base class by name (not
     # `super()`), measure header lines only when the head is longer than one line may be, and
-    # leave the rare checks to `_rare_head`. Bodies are timed here too (data arriving while
+    # leave the rare checks to `_refused_head`. Bodies are timed here too (data arriving while
     # the request's body is incomplete), so no per-body-chunk callback is overridden.
     def data_received(self, data: bytes) -> None:
         if self._refused:
@@ -159,12 +159,12 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
             self._head_bytes > limits.max_header_line  # only such a head can hold a long line
             or len(self.headers) > limits.max_headers
             or self._over_capacity
-            or self.draining
-        ):
-            self._rare_head(limits)
+        ) and self._refused_head(limits):
             return
         self._body_since = self.loop.time()
         _BASE.on_headers_complete(self)
+        if self.draining:
+            self.cycle.keep_alive = False
 
     def on_response_complete(self) -> None:
         """As uvicorn's, but an idle connection is left for the sweep to close after the
@@ -181,9 +181,8 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
         else:
             self._idle_since = self.loop.time()
 
-    def _rare_head(self, limits: HttpLimits) -> None:
-        """Refuse a head over a limit, or on a connection over capacity; on a draining
-        server, answer it with `Connection: close`."""
+    def _refused_head(self, limits: HttpLimits) -> bool:
+        """Refuse a head over a limit, or any head on a connection over capacity (True)."""
         line = limits.max_header_line
         if any(len(n) + len(v) > line for n, v in self.headers):
             self.refuse(431, InvalidRequest(f"A header line is over {line} bytes"))
@@ -197,11 +196,9 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
                 "Too many open connections; try again later", retry_after=limits.retry_after
             )
             self.refuse(503, busy, limits.retry_after)
-        else:  # within the limits (a long head) or draining
-            self._body_since = self.loop.time()
-            _BASE.on_headers_complete(self)
-            if self.draining:
-                self.cycle.keep_alive = False
+        else:  # a long head within the limits
+            return False
+        return True
 
     def _receiving_body(self) -> bool:
         cycle = self.cycle
