@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib.util
+import os
 import socket
 import sys
 from collections.abc import AsyncIterator, Callable
@@ -29,6 +30,16 @@ from wire_schemas import check
 
 ROOT = Path(__file__).resolve().parent.parent
 V = "2026-07-28"
+
+# One factor for every deadline a test waits under (MCPKIT_TEST_SLOWDOWN=3 on a busy machine):
+# a deadline only bounds a wait for something that will happen, so a larger one never hides a
+# bug, it only gives a loaded machine room. Timeouts the test *expects* to fire stay as written.
+SLOWDOWN = max(1.0, float(os.environ.get("MCPKIT_TEST_SLOWDOWN", "1") or 1))
+
+
+def scaled(seconds: float) -> float:
+    """`seconds` of deadline, scaled by MCPKIT_TEST_SLOWDOWN (>= 1)."""
+    return seconds * SLOWDOWN
 
 
 def default_sigint() -> None:
@@ -378,7 +389,7 @@ def free_port() -> int:
 async def wait_port(port: int, proc: asyncio.subprocess.Process, seconds: float = 20) -> None:
     """Until `proc` accepts connections on `port` (no readiness line to read)."""
     loop = asyncio.get_running_loop()
-    deadline = loop.time() + seconds
+    deadline = loop.time() + scaled(seconds)
     while True:
         try:
             _, writer = await asyncio.open_connection("127.0.0.1", port)
