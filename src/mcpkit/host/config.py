@@ -78,6 +78,7 @@ class ServerConfig:
             "args": list(self.args),
             "env": dict(self.env),
             "cwd": self.cwd,
+            "name": self.name,  # names the server in what the client logs about it
         }
 
 
