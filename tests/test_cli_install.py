@@ -8,6 +8,7 @@ example's absolute path."""
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,7 @@ from typer.testing import CliRunner, Result
 
 from mcpkit.cli.install import config_path
 from mcpkit.cli.main import app
-from support import ROOT
+from support import ROOT, scaled
 
 WEATHER = ROOT / "examples/weather_server.py"
 GOLDEN = ROOT / "tests/data/install"
@@ -148,7 +149,7 @@ def test_a_broken_config_file_is_left_alone(home: Path) -> None:
     path.parent.mkdir()
     path.write_text("{not json")
     result = install("cursor", str(WEATHER))
-    assert result.exit_code == 1 and "is not valid JSON (line 1" in result.stderr
+    assert result.exit_code == 1 and "is not valid JSON or JSONC (line 1" in result.stderr
     assert path.read_text() == "{not json"
 
 
@@ -180,3 +181,70 @@ def test_config_paths_per_os(
 ) -> None:
     path = config_path(client, home=Path("H"), cwd=Path("P"), platform=platform, environ=environ)
     assert path.as_posix() == expected
+
+
+VSCODE_WITH_COMMENTS = """\
+// my servers
+{
+  "servers": {
+    "mine": {"command": "node", "args": ["mine.js",],}, // trailing commas, as VS Code allows
+  },
+  /* inputs VS Code prompts for */
+  "inputs": [],
+}
+"""
+
+
+def test_a_vscode_file_with_comments_is_accepted(home: Path) -> None:
+    # issue 26: VS Code's files are JSONC; install refused them as "not valid JSON".
+    path = home / ".config/Code/User/mcp.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(VSCODE_WITH_COMMENTS)
+    result = install("vscode", str(WEATHER))
+    assert result.exit_code == 0, result.output
+    document = json.loads(path.read_text())
+    assert list(document["servers"]) == ["mine", "weather"] and document["inputs"] == []
+    backup = path.with_name("mcp.json.bak")
+    assert backup.read_text() == VSCODE_WITH_COMMENTS
+    assert f"the file as it was is in {backup}" in result.stderr
+    assert result.stderr.count("\n") == 1
+
+
+def test_a_plain_json_file_gets_no_backup(home: Path) -> None:
+    seed(home / ".cursor/mcp.json", "mcpServers")
+    assert install("cursor", str(WEATHER)).exit_code == 0
+    assert not (home / ".cursor/mcp.json.bak").exists()
+
+
+def _tools_json(config: Path) -> list[dict[str, Any]]:
+    """`mcpkit tools --config FILE --json`, run as the user runs it."""
+    done = subprocess.run(
+        [sys.executable, "-m", "mcpkit", "tools", "--config", str(config), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=scaled(60),
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    listed: list[dict[str, Any]] = json.loads(done.stdout)
+    return listed
+
+
+@pytest.mark.parametrize("client", [*sorted(FILES), "mcp-json"])
+def test_tools_config_reads_what_install_wrote(client: str, home: Path) -> None:
+    # issue 26: `tools --config` could not read VS Code's "servers" file.
+    assert install(client, str(WEATHER)).exit_code == 0
+    path = config_path(client, environ={})
+    listed = _tools_json(path)
+    assert {(t["server"], t["tool"]) for t in listed} == {("weather", "forecast")}
+
+
+@pytest.mark.parametrize("client", ["claude-code", "cursor", "vscode", "mcp-json"])
+def test_http_entries_install_writes_read_back(client: str, home: Path) -> None:
+    from mcpkit.host import load_config
+
+    url = "http://127.0.0.1:8000/mcp"
+    assert install(client, url, "-n", "api", "-H", "Authorization: Bearer x").exit_code == 0
+    server = load_config(config_path(client, environ={}), env={}).servers["api"]
+    assert (server.transport, server.url) == ("http", url)
+    assert server.headers == {"Authorization": "Bearer x"}

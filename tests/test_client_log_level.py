@@ -5,6 +5,7 @@ messages at or above it, and `mcpkit call --log-level` prints them on stderr."""
 from __future__ import annotations
 
 import importlib.util
+import shlex
 import sys
 from typing import Any
 
@@ -85,3 +86,29 @@ async def test_a_legacy_session_gets_logging_set_level() -> None:
     assert await logs_with(stdio, log_level="warning", era="legacy", expect_era="legacy") == [
         ("warning", "warning sign")
     ]
+
+
+LEGACY = str(ROOT / "tests/servers/legacy_line_server.py")
+
+
+@pytest.mark.parametrize(
+    ("target", "tool", "info_line"),
+    [
+        (
+            shlex.join([sys.executable, LEGACY]),
+            "ping",
+            "[info legacy] answering pong",
+        ),  # 2025-11-25
+        (str(PATH), "chatty", "[info cli] info note"),  # 2026-07-28
+    ],
+)
+def test_the_cli_shows_logs_the_same_way_for_both_eras(
+    target: str, tool: str, info_line: str
+) -> None:
+    # issue 26: a 2025-11-25 server's logs showed without --log-level, a 2026-07-28 one's not.
+    quiet = CliRunner().invoke(app, ["call", target, tool])
+    assert quiet.exit_code == 0, quiet.output
+    assert quiet.stderr == ""
+    asked = CliRunner().invoke(app, ["call", "--log-level", "info", target, tool])
+    assert asked.exit_code == 0, asked.output
+    assert info_line in asked.stderr.splitlines() and "debug" not in asked.stderr

@@ -109,6 +109,26 @@ def test_host_settings(tmp_path: Path) -> None:
             HostSettings.from_config(parse_config({"mcpServers": {}, "host": bad}))
 
 
+def test_host_settings_paths_expand_like_every_other_value(tmp_path: Path) -> None:
+    # issue 26: `${VAR:-default}` in audit/log/pins made files with that literal name.
+    data = {
+        "mcpServers": {},
+        "host": {
+            "audit": "${AUDIT:-audit.jsonl}",
+            "log": "${LOGS}/host.log",
+            "pins": "${PINS:-pins.json}",
+        },
+    }
+    env = {"LOGS": str(tmp_path / "logs"), "PINS": ""}  # empty: the default, as elsewhere
+    cfg = parse_config(data, source=str(tmp_path / "mcp.json"), env=env)
+    settings = HostSettings.from_config(cfg)
+    assert settings.audit == tmp_path / "audit.jsonl"
+    assert settings.log == tmp_path / "logs/host.log"
+    assert settings.pins == tmp_path / "pins.json"
+    with pytest.raises(ConfigError, match="LOGS is not set"):
+        HostSettings.from_config(parse_config(data, source="m.json", env={}))
+
+
 def test_backoff_is_capped_and_exponential() -> None:
     b = Backoff(initial=0.5, factor=2, cap=3, jitter=0)
     assert [b.delay(n) for n in range(5)] == [0.5, 1, 2, 3, 3]

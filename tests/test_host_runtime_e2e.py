@@ -196,7 +196,7 @@ async def test_server_noise_goes_to_the_log_file(tmp_path: Path, capfd: Any) -> 
     ):
         await host.agent().ask("NW-1043?")
     log = (tmp_path / "host.log").read_text()
-    assert "ignoring invalid line from the server" in log
+    assert "server 'noisy': ignoring an invalid line on its stdout" in log
     assert "debug: connecting to the carrier cache" in log  # the server's stderr
     assert "server 'noisy': ready" in log
     seen = repr(ui.events) + capfd.readouterr().err

@@ -17,6 +17,7 @@ from mcpkit.host import Host, HostSettings, LinkState, parse_config
 from mcpkit.host.backoff import Backoff
 from mcpkit.host.conversation import AssistantMessage, Message, ToolCall, ToolResults, ToolSpec
 from mcpkit.host.models.scripted import ScriptedModel
+from support import scaled
 
 BASIC = {"command": sys.executable, "args": [str(SERVERS / "basic_server.py")], "trusted": True}
 
@@ -163,3 +164,24 @@ async def test_a_legacy_server_without_a_change_stream_is_watched_and_restarted(
         assert child_pids(script) != [pid]
         await host.fleet.refresh()
         assert [t.name for t in host.fleet.catalog()] == ["plain__ping"]
+
+
+async def test_a_server_that_failed_is_reported_failed_not_still_starting() -> None:
+    # issue 26: a server that had failed and was trying again when the start-up wait ended
+    # was announced as "still starting; its tools join when ready".
+    from mcpkit.host import ConsentPolicy, Fleet
+
+    dead = {"command": sys.executable, "args": ["-c", "import sys; sys.exit('no database')"]}
+    hung = {"command": sys.executable, "args": ["-c", "import sys; sys.stdin.read()"]}
+    cfg = parse_config({"mcpServers": {"dead": dead, "hung": hung}})
+    ui = RecordingUI()
+    # Reconnecting at once: when the wait ends, "dead" is most likely starting again.
+    fleet = Fleet(cfg, ui, ConsentPolicy(), restart=Backoff(0.01, 1, 0.01, 0))
+    try:
+        await fleet.start(startup_timeout=scaled(3))
+        assert fleet.links["dead"].tried
+    finally:
+        await fleet.close()
+    (warning,) = [w for w in ui.of("warn") if "'dead'" in w]
+    assert "unavailable: the server process exited with code 1: no database" in warning
+    assert ui.of("info") == ["server 'hung' is still starting; its tools join when ready"]

@@ -53,3 +53,14 @@ def test_python_dash_m_mcpkit() -> None:
         [sys.executable, "-m", "mcpkit", "--version"], capture_output=True, text=True, cwd=Path("/")
     )
     assert done.returncode == 0 and done.stdout.startswith("mcpkit ")
+
+
+def test_no_tracked_path_holds_an_unexpanded_variable() -> None:
+    # issue 26: a config value written `${VAR:-default}` once became a committed file name.
+    listed = subprocess.run(
+        ["git", "-C", str(ROOT), "ls-files", "-z"], capture_output=True, check=False
+    )
+    if listed.returncode != 0:
+        pytest.skip("not a git checkout")
+    paths = listed.stdout.decode("utf-8", "replace").split("\0")
+    assert [p for p in paths if "${" in p] == []

@@ -67,7 +67,8 @@ LogLevelOpt = Annotated[
     typer.Option(
         "--log-level",
         "-l",
-        help="Ask the server for its log messages at this level and above (shown on stderr).",
+        help="Show the server's log messages at this level and above on stderr (default: "
+        "none, whichever protocol version the server speaks).",
         show_default=False,
     ),
 ]
@@ -98,7 +99,7 @@ def _session(
 ) -> Client:
     from ..client import Client
     from .arguments import resolve_target
-    from .output import show_log, show_notification
+    from .output import logs_at, show_notification
 
     try:
         resolved = resolve_target(target, ctx.obj)
@@ -112,7 +113,7 @@ def _session(
             headers=headers,
             env=option_pairs(env, "=", "KEY=VALUE") or None,
             on_notification=show_notification,
-            on_log=show_log,
+            on_log=logs_at(log_level.value if log_level is not None else None),
             log_level=log_level.value if log_level is not None else None,
             auth=_oauth(resolved, headers),
         )

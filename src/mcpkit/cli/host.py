@@ -128,46 +128,60 @@ def tools(
     servers: ServersOpt = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
-    """Print the namespaced tool catalogue the model would see."""
+    """Print the namespaced tool catalogue the model would see.
+
+    The servers start in parallel, each with a line on stderr, for `host.startupTimeout`
+    seconds at most; then each server's outcome (its tool count, or why it is not listed)
+    and the catalogue on stdout (a table, or JSON with --json)."""
     import asyncio
 
-    from rich.console import Console
-    from rich.table import Table
-
-    from ..host import ConsentPolicy, Fleet
+    from ..host import ConfigError, ConsentPolicy, Fleet, HostSettings
     from ..host.terminal import TerminalUI
+    from .output import stderr_console, stdout_console
+    from .startup import start_in_view
 
     cfg = _load(config)
-    console = Console()
     _check_servers(cfg, servers)
+    try:
+        timeout = HostSettings.from_config(cfg).startup_timeout
+    except ConfigError as exc:
+        raise CLIError(str(exc)) from None
+    notes = stderr_console()
 
-    async def work() -> list[Any]:
-        fleet = Fleet(cfg, TerminalUI(console), ConsentPolicy(), servers=servers)
+    async def work() -> tuple[list[Any], list[Any]]:
+        fleet = Fleet(cfg, TerminalUI(notes), ConsentPolicy(), servers=servers)
         try:
-            await fleet.start()
-            return [
-                (alias, fleet.lookup(alias)) for alias in sorted(t.name for t in fleet.catalog())
-            ]
+            outcomes = await start_in_view(fleet, timeout, notes)
+            names = sorted(t.name for t in fleet.catalog())
+            return [(alias, fleet.lookup(alias)) for alias in names], outcomes
         finally:
             await fleet.close()
 
-    rows = asyncio.run(work())
+    rows, outcomes = asyncio.run(work())
+    ready = sum(o.ending == "ready" for o in outcomes)
+    notes.print(
+        f"{len(rows)} tool{'' if len(rows) == 1 else 's'} from {ready} of {len(outcomes)} "
+        f"server{'' if len(outcomes) == 1 else 's'}",
+        markup=False,
+    )
     if json_output:
-        typer.echo(
-            json.dumps(
-                [
-                    {
-                        "name": a,
-                        "server": t.link.name,
-                        "tool": t.tool.name,
-                        "inputSchema": t.schema.schema,
-                    }
-                    for a, t in rows
-                ],
-                indent=2,
-            )
-        )
+        typer.echo(json.dumps([_tool_json(a, t) for a, t in rows], indent=2))
         return
+    _tool_table(stdout_console(), rows)
+
+
+def _tool_json(alias: str, target: Any) -> dict[str, Any]:
+    return {
+        "name": alias,
+        "server": target.link.name,
+        "tool": target.tool.name,
+        "inputSchema": target.schema.schema,
+    }
+
+
+def _tool_table(console: Any, rows: list[Any]) -> None:
+    from rich.table import Table
+
     table = Table("Name for the model", "Server", "Description")
     for alias, target in rows:
         table.add_row(

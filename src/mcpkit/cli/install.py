@@ -10,7 +10,10 @@ Each client keeps servers in its own file and shape (documented by each client):
 | vscode         | the user profile's `mcp.json` (`Code/User/mcp.json`)  | `.vscode/mcp.json` | `servers`, `type` stdio/http |
 | mcp-json       | `.mcp.json` here (what `mcpkit host` reads first)     | `.mcp.json`        | `mcpServers`, `type` http |
 
-Other entries and keys in the file are kept; an entry of the same name is replaced.
+Other entries and keys in the file are kept; an entry of the same name is replaced. Files with
+comments or trailing commas (JSONC, as VS Code writes them) are read; as the rewrite is plain
+JSON, the original is kept beside it as `NAME.bak`. `mcpkit tools --config FILE` reads every
+file written here.
 """
 
 from __future__ import annotations
@@ -131,31 +134,44 @@ def merge_entry(document: dict[str, Any], client: str, name: str, entry: dict[st
     return replaced
 
 
-def _read(path: Path) -> dict[str, Any]:
+def _read(path: Path) -> tuple[dict[str, Any], bool]:
+    """The file's object (empty when there is no file), and whether it is plain JSON: JSONC
+    (comments, trailing commas: VS Code's files, and any client's) reads too, but rewriting
+    it drops the comments, so the caller keeps a copy."""
+    from ..host.jsonc import is_strict_json, loads
+
     if not path.exists():
-        return {}
+        return {}, True
     try:
-        document = json.loads(path.read_text(encoding="utf-8") or "{}")
-    except json.JSONDecodeError as exc:
+        text = path.read_text(encoding="utf-8")
+        document = loads(text)
+    except ValueError as exc:
         raise CLIError(
-            f"{path} is not valid JSON (line {exc.lineno}: {exc.msg}): fix it, or move it aside"
+            f"{path} is not valid JSON or JSONC ({exc}): fix it, or move it aside"
         ) from None
     except OSError as exc:
         raise CLIError(f"cannot read {path}: {exc.strerror}") from None
     if not isinstance(document, dict):
         raise CLIError(f"{path} does not hold a JSON object: fix it, or move it aside")
-    return document
+    return document, not text.strip() or is_strict_json(text)
 
 
-def _write(path: Path, document: dict[str, Any]) -> None:
-    """Write the whole file at once (a temporary file renamed over it)."""
+def _write(path: Path, document: dict[str, Any], *, keep_original: bool = False) -> Path | None:
+    """Write the whole file at once (a temporary file renamed over it); with `keep_original`,
+    the file as it was is copied to `NAME.bak` first, and that path is returned."""
+    import shutil
+
+    backup = path.with_name(path.name + ".bak") if keep_original else None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
+        if backup is not None:
+            shutil.copy2(path, backup)
         temporary = path.with_name(path.name + ".mcpkit-tmp")
         temporary.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
         os.replace(temporary, path)
     except OSError as exc:
         raise CLIError(f"cannot write {path}: {exc.strerror}") from None
+    return backup
 
 
 def _server_target(server: str) -> tuple[str | list[str], str]:
@@ -231,14 +247,16 @@ def install(
     )
     path = file or config_path(client.value, scope.value)
     entry_name = name or default_name
-    document = _read(path)
+    document, plain = _read(path)
     replaced = merge_entry(document, client.value, entry_name, entry)
     if dry_run:
         typer.echo(f"# {path} ({_root_key(client.value)}.{entry_name}); --dry-run: not written")
         typer.echo(json.dumps({entry_name: entry}, indent=2))
         return
-    _write(path, document)
+    backup = _write(path, document, keep_original=not plain)
     verb = "replaced" if replaced else "added"
+    kept = f" (its comments are not kept: the file as it was is in {backup})" if backup else ""
     typer.echo(
-        f"{verb} {entry_name!r} in {path}; restart {_TITLES[client.value]} to load it", err=True
+        f"{verb} {entry_name!r} in {path}{kept}; restart {_TITLES[client.value]} to load it",
+        err=True,
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import binascii
 import sys
+from collections.abc import Callable
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
 __all__ = [
     "content_text",
     "contents_text",
+    "logs_at",
     "print_discover",
     "print_error",
     "print_json",
@@ -209,6 +211,22 @@ def show_progress(progress: float, total: float | None, message: str | None) -> 
     """A progress notification for the call in flight, on stderr."""
     params: dict[str, Any] = {"progress": progress, "total": total, "message": message}
     show_notification(Notification("notifications/progress", params))
+
+
+def logs_at(level: str | None) -> Callable[[str, Any, str | None], None]:
+    """The CLI's one rule for server logs, whatever the protocol version: none unless asked
+    for (`--log-level`), then those at or above the level. A 2026-07-28 server sends only
+    what was asked for (LOG-03); a 2025-11-25 one may send logs unasked, or ignore
+    `logging/setLevel`, so the level is applied here too."""
+    from ..protocol.meta import LOG_LEVEL_RANK
+
+    least = LOG_LEVEL_RANK[level] if level is not None else None
+
+    def show(at: str, data: Any, logger: str | None) -> None:
+        if least is not None and LOG_LEVEL_RANK.get(at, least) >= least:
+            show_log(at, data, logger)
+
+    return show
 
 
 def show_log(level: str, data: Any, logger: str | None) -> None:

@@ -28,7 +28,7 @@ def make_transport(
 ) -> Transport:
     """A URL → `HttpTransport` (with `headers` and `auth`); a command, as a string or an argv
     list → `StdioTransport` (with `env`, `cwd`, `stderr`); an `mcpServers` entry
-    (`{"command", "args", "env", "cwd"}` or `{"type": "http", "url", "headers"}`) → either,
+    (`{"command", "args", "env", "cwd", "name"}` or `{"type": "http", "url", "headers"}`) → either,
     the arguments given here winning over the entry's; an in-process mcpkit `Server` → its
     memory transport; a ready transport as it is."""
     if hasattr(target, "memory_transport"):  # an mcpkit Server: it makes the transport
@@ -37,6 +37,7 @@ def make_transport(
         return target  # type: ignore[no-any-return]
     url: str | None = None
     command: Sequence[str] = ()
+    label: str | None = None
     if isinstance(target, Mapping):
         if "url" in target:
             if target.get("type", "http") not in ("http", "streamable-http", "streamableHttp"):
@@ -50,6 +51,7 @@ def make_transport(
             command = [name, *(str(a) for a in target.get("args") or [])]
             env = {**dict(target.get("env") or {}), **dict(env or {})} or None
             cwd = target.get("cwd") or cwd
+            label = target.get("name")  # the entry's name in its mcpServers, when given
     else:
         parsed = parse_target(target)
         if isinstance(parsed, HttpTarget):
@@ -62,7 +64,9 @@ def make_transport(
         return HttpTransport(url, headers=headers, on_notification=on_notification, auth=auth)
     from .stdio import StdioTransport
 
-    return StdioTransport(command, env=env, cwd=cwd, stderr=stderr, on_notification=on_notification)
+    return StdioTransport(
+        command, env=env, cwd=cwd, stderr=stderr, on_notification=on_notification, label=label
+    )
 
 
 def era_key(transport: Transport) -> str | None:

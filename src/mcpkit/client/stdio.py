@@ -59,10 +59,13 @@ class StdioTransport:
         stderr: StderrMode = "inherit",
         on_notification: NotificationHandler | None = None,
         shutdown_timeout: float = 2.0,
+        label: str | None = None,
     ) -> None:
         if not command:
             raise ValueError("the server command is empty")
         self.command = list(command)
+        #: Names the server in what is logged about it: its config name, else the command.
+        self.label = label or _short(self.command)
         self.env = dict(env) if env is not None else None
         self.cwd = cwd
         self.stderr_mode: StderrMode = stderr
@@ -179,7 +182,9 @@ class StdioTransport:
                 try:
                     line = await stdout.readline()
                 except ValueError:  # a line longer than the limit: the stream is unusable
-                    logger.error("server wrote a line longer than %d bytes", _LINE_LIMIT)
+                    logger.error(
+                        "server %r wrote a line longer than %d bytes", self.label, _LINE_LIMIT
+                    )
                     break
                 if not line:
                     break
@@ -192,7 +197,7 @@ class StdioTransport:
         try:
             message = decode(line)
         except MCPError as exc:
-            logger.warning("ignoring invalid line from the server: %s", exc)
+            logger.warning("server %r: ignoring an invalid line on its stdout: %s", self.label, exc)
             return
         if isinstance(message, Response):
             stream = self._streams.get(message.id) if message.id is not None else None
@@ -210,7 +215,7 @@ class StdioTransport:
             if future is not None and not future.done():
                 future.set_result(message)
             elif message.id is None and message.is_error:
-                logger.warning("server sent an error without id: %r", message.error)
+                logger.warning("server %r sent an error without id: %r", self.label, message.error)
             else:  # an answer to a request given up on (timed out, cancelled): CANC-12
                 logger.debug("discarding a late response to abandoned request %r", message.id)
         elif isinstance(message, Notification):
@@ -225,7 +230,9 @@ class StdioTransport:
                 await dispatch_notification(self.on_notification, message)
         elif isinstance(message, Request):
             if self.on_request is None:
-                logger.warning("ignoring request %r from the server (TR-STDIO-07)", message.method)
+                logger.warning(
+                    "ignoring request %r from server %r (TR-STDIO-07)", message.method, self.label
+                )
             else:
                 task = asyncio.create_task(self._answer(message))
                 self._handlers.add(task)
@@ -306,3 +313,9 @@ class StdioTransport:
         except TimeoutError:
             return False
         return True
+
+
+def _short(command: list[str]) -> str:
+    """`python weather.py`, not the interpreter's and the script's full paths."""
+    words = [os.path.basename(word) if os.sep in word else word for word in command[:3]]
+    return " ".join(words) + (" …" if len(command) > 3 else "")

@@ -8,12 +8,13 @@
                       "headers": {"Authorization": "Bearer ${RETURNS_TOKEN}"},
                       "hostOwned": ["customer_id"]}}}
 
-`${VAR}` and `${VAR:-default}` expand from the environment in every string.
+`${VAR}` and `${VAR:-default}` expand from the environment in every string. VS Code's files
+(`"servers"` in `mcp.json`, `"mcp": {"servers"}` in `settings.json`) are read as well, and every
+file may be JSONC (comments, trailing commas: `jsonc.py`).
 """
 
 from __future__ import annotations
 
-import json
 import os
 import platform
 import re
@@ -22,10 +23,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import jsonc
 from .consent import ConsentRules
 from .deadlines import Deadline, ToolDeadlines, parse_timeouts
 
-_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+#: `${VAR}`, `${VAR:-default}`, and VS Code's spelling `${env:VAR}`.
+_VAR = re.compile(r"\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 _NAME = re.compile(r"^[A-Za-z0-9_.\-]+$")
 
 
@@ -75,6 +78,7 @@ class ServerConfig:
             "args": list(self.args),
             "env": dict(self.env),
             "cwd": self.cwd,
+            "name": self.name,  # names the server in what the client logs about it
         }
 
 
@@ -115,9 +119,9 @@ def parse_config(
     environ = os.environ if env is None else env
     if not isinstance(data, dict):
         raise ConfigError(f"{source}: the configuration must be a JSON object")
-    servers_raw = data.get("mcpServers")
-    if not isinstance(servers_raw, dict):
-        raise ConfigError(f'{source}: no "mcpServers" object')
+    servers_raw = servers_of(data)
+    if servers_raw is None:
+        raise ConfigError(f'{source}: no "mcpServers" object (nor VS Code\'s "servers")')
     servers: dict[str, ServerConfig] = {}
     for name, entry in servers_raw.items():
         where = f"{source}: server {name!r}"
@@ -131,6 +135,20 @@ def parse_config(
     if clash:
         raise ConfigError(f'{source}: tool-name prefixes {clash} are used twice (check "alias")')
     return HostConfig(servers, source, data, environ)
+
+
+def servers_of(document: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The servers object: `mcpServers` (Claude, Cursor, `.mcp.json`), VS Code's `servers`
+    (`mcp.json`) or `mcp.servers` (`settings.json`); None when there is none."""
+    mcp = document.get("mcp")
+    for candidate in (
+        document.get("mcpServers"),
+        document.get("servers"),
+        mcp.get("servers") if isinstance(mcp, Mapping) else None,
+    ):
+        if isinstance(candidate, dict):
+            return candidate
+    return None
 
 
 def _server(name: str, e: dict[str, Any], where: str) -> ServerConfig:
@@ -222,10 +240,10 @@ def load_config(
     for candidate in candidates:
         if candidate.is_file():
             try:
-                data = json.loads(candidate.read_text(encoding="utf-8"))
-            except json.JSONDecodeError as exc:
+                data = jsonc.loads(candidate.read_text(encoding="utf-8"))
+            except ValueError as exc:
                 raise ConfigError(f"{candidate}: not valid JSON: {exc}") from None
-            if path is None and "mcpServers" not in data:
+            if path is None and (not isinstance(data, dict) or "mcpServers" not in data):
                 continue
             return parse_config(data, source=str(candidate), env=env)
     if path is not None:

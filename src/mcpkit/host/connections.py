@@ -95,10 +95,12 @@ class Fleet:
             self.ui.server_state(change)
         self._shown[link.name] = shown
 
-    async def start(self, startup_timeout: float | None = None) -> None:
+    async def start(self, startup_timeout: float | None = None, *, announce: bool = True) -> None:
         """Connect to every enabled server at once; one failure never stops the others.
         Returns when all have answered or failed, or after `startup_timeout` seconds with
-        those ready (None: wait for all); the others join when they answer."""
+        those ready (None: wait for all); the others join when they answer. `announce`: say
+        which servers failed or are still starting (`ui.warn`/`ui.info`); a caller with its
+        own account (`mcpkit tools`) turns it off."""
         if self.pins is not None and self.pins.error is not None:
             self.ui.warn(
                 f"cannot read the tool pin file ({self.pins.error}); pins hold for this session "
@@ -110,12 +112,22 @@ class Fleet:
             async with asyncio.timeout(startup_timeout):
                 await asyncio.gather(*(link.settled() for link in self.links.values()))
         self._started = True
-        for link in self.links.values():
-            if link.state is LinkState.DOWN:
-                self.ui.warn(f"server {link.name!r} is unavailable: {link.detail}")
-            elif link.state is LinkState.CONNECTING:
+        for link in self.links.values() if announce else ():
+            if link.up or link.state is LinkState.DISABLED:
+                continue
+            if link.tried:  # it failed (and may be trying again by now): say why it failed
+                self.ui.warn(f"server {link.name!r} is unavailable: {self.failure(link.name)}")
+            else:
                 self.ui.info(f"server {link.name!r} is still starting; its tools join when ready")
         self._rebuild()
+
+    def failure(self, name: str) -> str | None:
+        """Why the server last went down (kept while it reconnects), or None."""
+        state, detail = self._shown.get(name, (None, None))
+        link = self.links[name]
+        if state is LinkState.DOWN:
+            return detail
+        return link.detail if link.state is LinkState.DOWN else None
 
     async def refresh(self) -> None:
         """Between rounds: re-list tools, drop the tools of servers that went down, add those

@@ -12,18 +12,20 @@
 - `log`: where server noise (invalid stdout lines, stderr) and link changes are written.
 - `pins`: the tool pin file.
 
-Relative paths are relative to the configuration file.
+`${VAR}` and `${VAR:-default}` expand here as in `mcpServers` (the same `expand`), paths
+included; relative paths are relative to the configuration file.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .backoff import Backoff
-from .config import ConfigError, HostConfig
+from .config import ConfigError, HostConfig, expand
 from .consent import ConsentRules
 from .retry import RetryPolicy
 
@@ -51,6 +53,7 @@ class HostSettings:
             return cls()
         if not isinstance(raw, Mapping):
             raise ConfigError(f"{where} must be an object")
+        raw = expand(dict(raw), os.environ if config.env is None else config.env, where)
         unknown = set(raw) - _KEYS
         if unknown:
             raise ConfigError(
