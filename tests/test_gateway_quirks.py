@@ -124,7 +124,13 @@ async def test_a_loose_tool_schema_is_repaired_and_a_bad_one_withheld(
     caplog.set_level(logging.WARNING, "mcpkit.gateway")
     async with front(quirky_gateway("loose-schemas"), era) as ask:
         tools = {t["name"]: t for t in (await ask("tools/list", {}))["tools"]}  # TOOL-10
-        assert sorted(tools) == ["q__echo", "q__roots_seen", "q__search", "q__toggle"]
+        assert sorted(tools) == [
+            "q__echo",
+            "q__roots_now",
+            "q__roots_seen",
+            "q__search",
+            "q__toggle",
+        ]
         assert tools["q__search"]["inputSchema"] == {
             "type": "object",
             "properties": {"query": {"type": "string"}},
@@ -162,6 +168,17 @@ async def test_roots_asked_outside_a_call_are_answered_without_an_error(
     assert orjson.loads(seen) == [{"roots": []}]
     errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
     assert errors == []
+
+
+@pytest.mark.parametrize("era", ["modern", "legacy"])
+async def test_roots_asked_in_a_call_are_the_calling_clients(era: str) -> None:
+    async with serving(quirky_gateway()) as url:
+        async with Client(url, era=era) as plain:  # no roots capability: no roots, no error
+            result = await plain.call_tool("q__roots_now", {})
+            assert not result.is_error and orjson.loads(result.text) == {"roots": []}
+        async with Client(url, era=era, roots=["file:///work/a"]) as rooted:
+            result = await rooted.call_tool("q__roots_now", {})
+            assert orjson.loads(result.text)["roots"][0]["uri"] == "file:///work/a"
 
 
 class Asked:

@@ -9,6 +9,8 @@ switched on by an argument (with none it is a plain, valid server):
 - `ask-roots`: asks the client `roots/list` as soon as it is initialized, outside any call
   (as server-filesystem does), and tool `roots_seen` says what came back.
 
+Tool `roots_now` asks `roots/list` in the middle of its call and answers with what came back.
+
 Results carry no `resultType` (the 2025-11-25 wire has none)."""
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ TOOLS: list[dict[str, Any]] = [
         "description": "Echo the text.",
         "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}},
     },
+    {"name": "roots_now", "description": "Ask for roots now.", "inputSchema": {"type": "object"}},
     {
         "name": "roots_seen",
         "description": "What roots/list answered.",
@@ -44,6 +47,8 @@ LOOSE: list[dict[str, Any]] = [
     {"name": "scalar", "description": "Takes a bare string.", "inputSchema": {"type": "string"}},
 ]
 roots_answers: list[Any] = []
+#: Lines read while waiting for an answer in the middle of a call, handled after it.
+later: list[str] = []
 
 
 def send(message: dict[str, Any]) -> None:
@@ -65,6 +70,14 @@ def call(params: dict[str, Any]) -> dict[str, Any]:
         return text(f"on: {arguments.get('on')}")
     if name == "roots_seen":
         return text(json.dumps(roots_answers))
+    if name == "roots_now":
+        send({"jsonrpc": "2.0", "id": "roots-now", "method": "roots/list"})
+        for line in sys.stdin:
+            message = json.loads(line)
+            if message.get("id") == "roots-now" and "method" not in message:
+                return text(json.dumps(message.get("result", {"error": message.get("error")})))
+            later.append(line)
+        return {**text("no answer"), "isError": True}
     return {**text(f"unknown tool {name}"), "isError": True}
 
 
@@ -97,23 +110,29 @@ def result_of(method: str, params: dict[str, Any]) -> Any:
 
 def main() -> None:
     for line in sys.stdin:
-        if not line.strip():
-            continue
-        message = json.loads(line)
-        method, rid = message.get("method"), message.get("id")
-        if method is None:  # the answer to our roots/list
-            roots_answers.append(message.get("result", {"error": message.get("error")}))
-            continue
-        if method == "notifications/initialized" and "ask-roots" in FLAGS:
-            send({"jsonrpc": "2.0", "id": "roots-1", "method": "roots/list"})
-        if rid is None:
-            continue
-        result = result_of(method, message.get("params") or {})
-        if result is None:
-            error = {"code": -32601, "message": f"Method not found: {method}"}
-            send({"jsonrpc": "2.0", "id": rid, "error": error})
-        else:
-            send({"jsonrpc": "2.0", "id": rid, "result": result})
+        handle(line)
+        while later:
+            handle(later.pop(0))
+
+
+def handle(line: str) -> None:
+    if not line.strip():
+        return
+    message = json.loads(line)
+    method, rid = message.get("method"), message.get("id")
+    if method is None:  # the answer to our roots/list
+        roots_answers.append(message.get("result", {"error": message.get("error")}))
+        return
+    if method == "notifications/initialized" and "ask-roots" in FLAGS:
+        send({"jsonrpc": "2.0", "id": "roots-1", "method": "roots/list"})
+    if rid is None:
+        return
+    result = result_of(method, message.get("params") or {})
+    if result is None:
+        error = {"code": -32601, "message": f"Method not found: {method}"}
+        send({"jsonrpc": "2.0", "id": rid, "error": error})
+    else:
+        send({"jsonrpc": "2.0", "id": rid, "result": result})
 
 
 if __name__ == "__main__":

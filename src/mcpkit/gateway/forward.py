@@ -195,6 +195,9 @@ async def _on_session(
     try:
         while (question := await bridge.next()) is not None:
             key, request = question
+            if request["method"] == "roots/list" and not ctx.has_capability("roots"):
+                bridge.answer(key, {"roots": []})  # nobody to ask: no roots (ROOT-05 copes)
+                continue
             try:
                 [answer] = await ctx.gather(passthrough(f"b.{key}", request))
             except InputRequired:
