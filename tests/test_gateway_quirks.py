@@ -28,6 +28,7 @@ from gateway_support import serving
 from mcpkit.client import Client
 from mcpkit.client.inputs import Elicitation
 from mcpkit.gateway import Gateway
+from mcpkit.gateway.shapes import completed, repaired_tool
 from mcpkit.host import parse_config
 from support import LEGACY_HEADERS, ROOT, parse_body, post, record, rpc, scaled
 
@@ -218,3 +219,30 @@ async def test_an_anonymous_grant_is_never_another_clients(era: str) -> None:
             else:  # nobody to remember it for: asked each time, never offered
                 assert len(first.forms) == 2
                 assert all("remember" not in f.get("properties", {}) for f in first.forms)
+
+
+def test_what_a_backend_sends_is_repaired_only_where_the_intent_is_plain() -> None:
+    fine = {"name": "a", "inputSchema": {"type": "object"}}
+    assert repaired_tool(fine) == (fine, None)  # the same object: nothing copied
+    assert repaired_tool({"name": "a"})[0] == {"name": "a", "inputSchema": {"type": "object"}}
+    nullable = {"name": "a", "inputSchema": {"type": ["object", "null"]}}
+    assert repaired_tool(nullable)[0] == fine
+    described = {**fine, "outputSchema": "text"}
+    assert repaired_tool(described)[0] == fine
+    for bad, why in (
+        ({"inputSchema": {"type": "object"}}, "no name"),
+        ({"name": "a", "inputSchema": "{}"}, "is a str"),
+        ({"name": "a", "inputSchema": {"type": "array"}}, "type 'array'"),
+        ({"name": "a", "inputSchema": {"properties": []}}, "properties is not an object"),
+        ({"name": "a", "inputSchema": {"properties": {"x": 1}}}, "is not an object"),
+        ({"name": "a", "inputSchema": {"required": "x"}}, "not a list of property names"),
+    ):
+        withheld, reason = repaired_tool(bad)
+        assert withheld is None and reason is not None and why in reason, reason
+    assert completed("tools/call", {}) == {"resultType": "complete", "content": []}
+    assert completed("resources/read", {"contents": [1]}) == {
+        "resultType": "complete",
+        "contents": [1],
+    }
+    asking = {"resultType": "input_required", "inputRequests": {}}
+    assert completed("prompts/get", dict(asking)) == asking

@@ -6,8 +6,9 @@
   (`server/legacy/shaping.py`).
 - Tool definitions: `inputSchema` must be an object schema with `type: "object"` at its root
   (TOOL-10; both eras' schemas say so). `repaired_tool` adds what is missing where the intent
-  is plain (no `type`, no schema at all, boolean property schemas) and otherwise says why the
-  tool cannot be offered: one bad tool is withheld, never the whole list.
+  is plain (no `type`, no schema at all, boolean property schemas; an `outputSchema` that is
+  no object is dropped) and otherwise says why the tool cannot be offered: one bad tool is
+  withheld, never the whole list.
 """
 
 from __future__ import annotations
@@ -42,9 +43,13 @@ def repaired_tool(definition: dict[str, Any]) -> tuple[dict[str, Any] | None, st
     fixed, why = _object_schema(schema)
     if fixed is None:
         return None, why
-    if fixed is schema and "inputSchema" in definition:
-        return definition, None
-    return {**definition, "inputSchema": fixed}, None
+    out = definition
+    if fixed is not schema or "inputSchema" not in definition:
+        out = {**definition, "inputSchema": fixed}
+    if "outputSchema" in out and not isinstance(out["outputSchema"], dict):
+        # No schema a client can use: the tool still works, its results are just not described.
+        out = {k: v for k, v in out.items() if k != "outputSchema"}
+    return out, None
 
 
 def _object_schema(schema: dict[str, Any]) -> tuple[dict[str, Any] | None, str | None]:
