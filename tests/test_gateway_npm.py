@@ -35,6 +35,7 @@ def fleet(tmp: Path) -> dict[str, Any]:
     launchers = npm_servers()
     allow = {"consent": {"allow": ["*"]}}
     return {
+        "host": {"startupTimeout": scaled(60)},  # the port opens once every server is up
         "mcpServers": {
             "everything": {"command": str(launchers["everything"]), **allow},
             "filesystem": {"command": str(launchers["filesystem"]), "args": [str(tmp)], **allow},
@@ -48,7 +49,7 @@ def fleet(tmp: Path) -> dict[str, Any]:
                 "args": [str(QUIRKY), "loose-schemas", "no-templates", "ask-roots"],
                 **allow,
             },
-        }
+        },
     }
 
 
@@ -68,7 +69,7 @@ async def test_the_official_sdk_client_through_the_gateway_over_npm_servers(
             cwd=ROOT, env={**os.environ}, stdout=asyncio.subprocess.DEVNULL, stderr=err,
         )  # fmt: skip
     try:
-        await wait_port(port, gateway, 60)
+        await wait_port(port, gateway, 90)
         for mode, version in (("auto", "2026-07-28"), ("legacy", "2025-11-25")):
             client = await asyncio.create_subprocess_exec(
                 sdk_python, str(CLIENT), f"http://127.0.0.1:{port}/mcp", mode, str(files),

@@ -38,7 +38,8 @@ V25 = "2025-11-25"
 
 def quirky_gateway(*flags: str) -> Gateway:
     entry = {"command": sys.executable, "args": [str(QUIRKY), *flags], "consent": {"allow": ["*"]}}
-    return Gateway(parse_config({"mcpServers": {"q": entry}}, env={}))
+    host = {"startupTimeout": scaled(30)}  # serving starts once the backend is up
+    return Gateway(parse_config({"host": host, "mcpServers": {"q": entry}}, env={}))
 
 
 class LegacySession:
