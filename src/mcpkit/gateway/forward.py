@@ -41,6 +41,7 @@ from ..server.inputs import InputRequired
 from ..server.results import error_result
 from .inputs import passthrough
 from .link import CURRENT_CALL, Unavailable
+from .shapes import completed
 
 if TYPE_CHECKING:
     from ..client import Client
@@ -194,6 +195,9 @@ async def _on_session(
     try:
         while (question := await bridge.next()) is not None:
             key, request = question
+            if request["method"] == "roots/list" and not ctx.has_capability("roots"):
+                bridge.answer(key, {"roots": []})  # nobody to ask: no roots (ROOT-05 copes)
+                continue
             try:
                 [answer] = await ctx.gather(passthrough(f"b.{key}", request))
             except InputRequired:
@@ -222,10 +226,12 @@ async def _follow(client: Client, created: dict[str, Any], ctx: Context) -> dict
     return await follow_task(created, send, fulfil)
 
 
-def own_result(result: dict[str, Any]) -> dict[str, Any]:
+def own_result(method: str, result: dict[str, Any]) -> dict[str, Any]:
     """A backend result as the gateway's: the backend's protocol `_meta` (its serverInfo, its
-    subscription ids) stays behind; the gateway adds its own. (The result was decoded for this
-    call alone: it is changed in place.)"""
+    subscription ids) stays behind; the gateway adds its own; what the front's era requires
+    is there (`completed`: a 2025-11-25 backend sends no `resultType`). (The result was decoded
+    for this call alone: it is changed in place.)"""
+    completed(method, result)
     meta = result.get("_meta")
     if isinstance(meta, dict) and any(k.startswith(_MCP_META) for k in meta):
         kept = {k: v for k, v in meta.items() if not k.startswith(_MCP_META)}
@@ -261,4 +267,4 @@ async def forwarded(
         link.report(exc)
         raise InternalError(f"The connection to the {link.name!r} server broke") from None
     link.healthy()
-    return own_result(result)
+    return own_result(method, result)

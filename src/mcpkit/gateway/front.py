@@ -289,7 +289,7 @@ class Front(Server):
             link.healthy()
             raise
         link.healthy()
-        return self.shape_result(link, own_result(result), ctx)
+        return self.shape_result(link, own_result("tools/call", result), ctx)
 
     async def forward_call(
         self, tool: RemoteTool, arguments: dict[str, Any], ctx: Context

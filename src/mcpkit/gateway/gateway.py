@@ -58,6 +58,10 @@ _CONSENT_FORM = {
         }
     },
 }
+#: The same question where no grant can be remembered (an anonymous 2026-07-28 caller).
+_ONCE_FORM: dict[str, Any] = {"type": "object", "properties": {}}
+#: At most this many principals and sessions keep grants (the oldest forgotten first).
+MAX_GRANT_HOLDERS = 4096
 _REFUSED = {
     "user": "The user did not allow this tool call.",
     "non-interactive": "The gateway denied this call: it needs the user's approval, and this "
@@ -96,8 +100,8 @@ class Gateway(Front):
             deny=list(rules.deny),
             servers={name: server.consent for name, server in config.servers.items()},
         )
-        #: Tools each caller allowed for the rest of the gateway's run ("remember").
-        self.granted: dict[str | None, set[str]] = {}
+        #: Tools allowed for the rest of the session ("remember"), by `_grant_holder`.
+        self.granted: dict[str, set[str]] = {}
         self.audit = audit if audit is not None else _audit(host)
         self.pins = pins if pins is not None else (ToolPins(host.pins) if host.pins else None)
         self.handle_scope = HandleScope(self.settings.handle_ttl)
@@ -261,13 +265,14 @@ class Gateway(Front):
         ruling = self.policy.judge(pending)
         if ruling.decision is not Decision.ASK:
             return ruling
-        granted = self.granted.setdefault(ctx.principal, set())
+        holder = _grant_holder(ctx)
+        granted = self.granted.get(holder, set()) if holder is not None else set()
         if pending.alias in granted:
             return Ruling(Decision.ALLOW, "session")
         shown = orjson.dumps(pending.arguments).decode()
         question = ctx.elicit(
             f"Allow {pending.server} > {pending.tool} with {shown[:500]}?",
-            _CONSENT_FORM,
+            _CONSENT_FORM if holder is not None else _ONCE_FORM,
             key="gateway-consent",
         )
         try:
@@ -276,8 +281,10 @@ class Gateway(Front):
             return Ruling(Decision.DENY, "non-interactive")
         if not answer.accepted:
             return Ruling(Decision.DENY, "user")
-        if (answer.content or {}).get("remember") is True:
-            granted.add(pending.alias)
+        if holder is not None and (answer.content or {}).get("remember") is True:
+            self.granted.setdefault(holder, set()).add(pending.alias)
+            while len(self.granted) > MAX_GRANT_HOLDERS:
+                del self.granted[next(iter(self.granted))]  # the oldest holder's grants
         return Ruling(Decision.ALLOW, "user")
 
     def _arguments(
@@ -322,6 +329,16 @@ class Gateway(Front):
         if isinstance(content, dict):
             return {**block, "content": self._block(link, content)}
         return block
+
+
+def _grant_holder(ctx: Context) -> str | None:
+    """Whose "for the rest of the session" a grant is: the authenticated principal's, else
+    the 2025-11-25 session's. An anonymous caller on the stateless 2026-07-28 wire is nobody
+    in particular (every such client looks the same), so it is asked each time."""
+    if ctx.principal is not None:
+        return f"principal:{ctx.principal}"
+    session = ctx.session_id
+    return f"session:{session}" if session is not None else None
 
 
 def _audit(host: HostSettings) -> AuditLog | None:

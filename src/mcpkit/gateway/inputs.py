@@ -166,14 +166,21 @@ class Bridges:
         bridge.keep()
         return bridge
 
-    def current(self) -> Bridge:
+    def attributed(self) -> Bridge | None:
         """The bridge a backend request belongs to: the task's own, else the only one open
-        (a legacy stdio backend does not say which call asks)."""
+        (a legacy stdio backend does not say which call asks); None outside any call."""
         bridge = CURRENT_BRIDGE.get()
         if bridge is not None:
             return bridge
         if len(self.active) == 1:
             return next(iter(self.active))
+        return None
+
+    def current(self) -> Bridge:
+        """The bridge a backend request belongs to (`attributed`), or an error."""
+        bridge = self.attributed()
+        if bridge is not None:
+            return bridge
         raise ClientError(
             "the backend asked for input outside a call the gateway can attribute it to"
         )

@@ -29,11 +29,12 @@ from ..host.conversation import ToolResult
 from ..host.link import ServerLink
 from ..host.pins import ToolPins
 from ..host.supervision import StateChange
-from ..protocol.errors import MCPError
+from ..protocol.errors import MCPError, MethodNotFound
 from ..protocol.tasks import TASKS_EXTENSION
 from ..server.caching import CacheHint
 from ..server.context import Context
 from .inputs import Bridges
+from .shapes import repaired_tool
 
 log = logging.getLogger("mcpkit.gateway")
 
@@ -121,6 +122,8 @@ class UpstreamLink(ServerLink):
         self.bridges = Bridges()
         self._sessions: OrderedDict[str, tuple[Client, Bridges]] = OrderedDict()
         self._closing: set[asyncio.Task[None]] = set()
+        #: Tools withheld for a definition no client can accept, warned about once each.
+        self._invalid: set[tuple[str, str | None]] = set()
         #: Called with the list method whose catalogue changed, and with updated resource URIs.
         self.on_catalog = on_catalog
         self.on_update = on_update
@@ -139,6 +142,10 @@ class UpstreamLink(ServerLink):
             return await ask("sampling/createMessage", params)  # type: ignore[no-any-return]
 
         async def roots() -> list[Any]:
+            if bridges.attributed() is None:
+                # Asked at start-up or between calls, with no front client to ask: the gateway
+                # exposes no roots of its own (ROOT-04/05: the backend copes with none).
+                return []
             answer = await ask("roots/list", {})
             listed = answer.get("roots") if isinstance(answer, dict) else None
             return listed if isinstance(listed, list) else []
@@ -226,8 +233,16 @@ class UpstreamLink(ServerLink):
                 continue
             if capability not in self.capabilities:
                 continue
-            items, hint = await self._list_all(method, key)
-            self.catalog.hints[method] = hint
+            try:
+                items, hint = await self._list_all(method, key)
+            except MethodNotFound:
+                # A backend may declare resources and serve only one of their lists (or none):
+                # what it does not serve is empty, not a failure to reconnect over.
+                log.debug("server %r does not serve %s: listed as empty", self.name, method)
+                items = []
+                self.catalog.hints.pop(method, None)
+            else:
+                self.catalog.hints[method] = hint
             if method == "tools/list":
                 self._review(items)
             elif method == "resources/list":
@@ -253,8 +268,26 @@ class UpstreamLink(ServerLink):
                     f"server {self.name!r} changed the definition of tool {change.tool!r} since "
                     f"it was pinned; it is withheld until approved (mcpkit pins diff {self.name})"
                 )
-        self.catalog.tools = offered
-        self.tools = [Tool.from_wire(t) for t in offered]
+        self.catalog.tools = self._valid(offered)
+        self.tools = [Tool.from_wire(t) for t in self.catalog.tools]
+
+    def _valid(self, tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The tools a client can accept: schemas repaired where the intent is plain, the
+        rest withheld with one warning each (TOOL-10: one bad tool never costs the list)."""
+        valid = []
+        for definition in tools:
+            fixed, why = repaired_tool(definition)
+            if fixed is not None:
+                valid.append(fixed)
+                continue
+            name = definition.get("name")
+            if (repr(name), why) not in self._invalid:
+                self._invalid.add((repr(name), why))
+                self.ui.warn(
+                    f"server {self.name!r}: tool {name!r} is withheld: {why} (TOOL-10); "
+                    "the server's maintainers can fix its definition"
+                )
+        return valid
 
     async def _list_all(self, method: str, key: str) -> tuple[list[dict[str, Any]], CacheHint]:
         assert self.client is not None

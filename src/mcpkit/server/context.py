@@ -109,6 +109,12 @@ class Context:
     def request_meta(self) -> dict[str, Any]:
         return self.meta.raw
 
+    @property
+    def session_id(self) -> str | None:
+        """The 2025-11-25 session the request came on; None on the stateless 2026-07-28
+        wire (and in a task), where nothing ties two requests of one client together."""
+        return self._inputs.session_id if self._inputs is not None else None
+
     def has_capability(self, name: str) -> bool:
         return self.meta.has_capability(name)
 

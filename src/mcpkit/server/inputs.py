@@ -95,6 +95,11 @@ class InputChannel(Protocol):
         """Handler data carried across input rounds (`ctx.state`); None when nothing is."""
         ...
 
+    @property
+    def session_id(self) -> str | None:
+        """The 2025-11-25 session the questions go over; None where there is none."""
+        ...
+
     async def resolve(self, calls: list[InputCall]) -> list[Any]: ...
 
 
@@ -119,6 +124,9 @@ class ModernInputs:
         self.meta = meta
         self.answers = answers
         self.state = state
+
+    #: The stateless wire: no session ties one request to the next.
+    session_id: None = None
 
     async def resolve(self, calls: list[InputCall]) -> list[Any]:
         missing: dict[str, dict[str, Any]] = {}

@@ -28,6 +28,10 @@ class LegacyInputs:
     #: Nothing is carried between rounds: the handler runs once.
     state: None = None
 
+    @property
+    def session_id(self) -> str:
+        return self.session.id
+
     def __init__(self, session: LegacySession, meta: RequestMeta, outbox: Outbox) -> None:
         self.session = session
         self.meta = meta

@@ -39,6 +39,9 @@ class TaskInputs:
         self.meta = ctx.meta
         self.state: dict[str, Any] | None = ctx.state  # what earlier rounds carried (or {})
 
+    #: Tasks are the stateless wire's: no session.
+    session_id: None = None
+
     async def resolve(self, calls: list[InputCall]) -> list[Any]:
         for call in calls:
             check_capability(self.meta, call)  # the creating request's capabilities
