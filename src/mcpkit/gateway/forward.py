@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from ..client import ClientError, RequestTimeout
+from ..client import ClientError, ConnectionClosed, RequestTimeout
 from ..client.mrtr import MRTR_METHODS
 from ..client.tasks import follow_task
 from ..host.deadlines import Deadline
@@ -40,7 +40,7 @@ from ..server.context import Context
 from ..server.inputs import InputRequired
 from ..server.results import error_result
 from .inputs import passthrough
-from .link import CURRENT_CALL, Unavailable
+from .link import CURRENT_CALL, Unavailable, backend_lost
 
 if TYPE_CHECKING:
     from ..client import Client
@@ -87,7 +87,8 @@ async def forward(
     meta: dict[str, Any] | None = None,
     deadline: Deadline | None = None,
 ) -> dict[str, Any]:
-    """The backend's final result for one front request (input and tasks passed through)."""
+    """The backend's final result for one front request (input and tasks passed through).
+    A backend that goes away meanwhile is a JSON-RPC error (`backend_lost`)."""
     client, bridges = await link.client_for(ctx.principal)
     body = {**params, "_meta": backend_meta(ctx, meta)}
     token = CURRENT_CALL.set(ctx)
@@ -95,6 +96,9 @@ async def forward(
         if client.legacy is not None:
             return await _on_session(bridges, client, method, body, ctx, deadline)
         return await _stateless(client, method, body, ctx, deadline)
+    except ConnectionClosed as exc:
+        link.report(exc)  # the link goes down and reconnects
+        raise backend_lost(link.name, client, exc) from None
     finally:
         CURRENT_CALL.reset(token)
 
