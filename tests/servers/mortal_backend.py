@@ -1,4 +1,5 @@
-"""A stdio backend that a test kills mid-call: `python mortal_backend.py PID_FILE`.
+"""A backend that a test kills mid-call: `python mortal_backend.py PID_FILE` (stdio) or
+`python mortal_backend.py PORT PID_FILE --http`.
 
 `stall` (a plain call) and `long_job` (a task, when the client allows) write this process's id
 to PID_FILE once they run, then wait forever: the file appearing is the test's signal that the
@@ -14,7 +15,9 @@ from pathlib import Path
 
 from mcpkit import Server, TaskStore
 
-PID_FILE = Path(sys.argv[1]) if len(sys.argv) > 1 else None
+HTTP = "--http" in sys.argv
+_args = [a for a in sys.argv[1:] if a != "--http"]
+PID_FILE = Path(_args[1 if HTTP else 0]) if len(_args) > HTTP else None
 server = Server("mortal", tasks=TaskStore(poll_interval_ms=50))
 
 
@@ -40,4 +43,7 @@ async def long_job() -> str:
 
 
 if __name__ == "__main__":
-    server.run("stdio")
+    if HTTP:
+        server.run("http", port=int(_args[0]))
+    else:
+        server.run("stdio")

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from ..client import ClientError, ConnectionClosed, RequestTimeout
+from ..client import ClientError, ConnectFailed, ConnectionClosed, RequestTimeout
 from ..client.mrtr import MRTR_METHODS
 from ..client.tasks import follow_task
 from ..host.deadlines import Deadline
@@ -223,7 +223,10 @@ async def _follow(client: Client, created: dict[str, Any], ctx: Context) -> dict
 
     message = created.get("statusMessage")
     await ctx.run_as_task(message if isinstance(message, str) else None)
-    return await follow_task(created, send, fulfil)
+    try:
+        return await follow_task(created, send, fulfil)
+    except ConnectFailed as exc:  # gone between two polls: the task's outcome is unknown
+        raise ConnectionClosed(str(exc)) from exc
 
 
 def own_result(result: dict[str, Any]) -> dict[str, Any]:

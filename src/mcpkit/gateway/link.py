@@ -358,7 +358,7 @@ def backend_lost(name: str, client: Client, exc: ConnectionClosed) -> InternalEr
         how = f"exited (code {code})"
         data["exitCode"] = code
     else:
-        how = "closed the connection"
+        how = f"went away ({exc})"
         data["reason"] = "backend-disconnected"
     return InternalError(
         f"backend {name!r} {how} during the call; the call's outcome is unknown: check "
