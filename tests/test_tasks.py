@@ -18,7 +18,7 @@ from mcpkit import Context, InternalError, Server, TaskStore, ToolError
 from mcpkit.protocol.tasks import TASKS_EXTENSION
 from mcpkit.server.auth.access import AccessToken, current_access
 from mcpkit.server.tasks.store import TaskRecord
-from support import AsgiClient, headers_for, meta, rpc, until
+from support import AsgiClient, headers_for, meta, rpc, scaled, until
 
 TASKS = {"extensions": {TASKS_EXTENSION: {}}}
 WITH_INPUT = {**TASKS, "elicitation": {}}
@@ -405,6 +405,41 @@ async def test_expired_tasks_are_dropped_and_stopped(
     assert runner is not None
     await asyncio.gather(runner, return_exceptions=True)
     assert runner.cancelled() and len(server.tasks) == 0
+
+
+async def test_an_idle_server_ends_expired_tasks_on_time(gate: Gate) -> None:
+    """Nobody asks about the task: the store's timer stops its work at the TTL and drops it.
+    A listen stream would see it end `failed` (TASK-17); then it is unknown (TASK-18)."""
+    server = make_server(gate, ttl_seconds=0.5)
+    http = AsgiClient(server.http_app())
+    task_id = (await http.post(call("job"))).result["taskId"]
+    record = server.tasks.get(task_id, None)
+    assert record is not None and record.runner is not None
+    await gate.started.wait()
+    # No request from here on: only the store itself can end the task.
+    async with asyncio.timeout(scaled(0.5 + 2)):
+        await asyncio.gather(record.runner, return_exceptions=True)
+    assert record.status == "failed" and record.error is not None
+    assert record.error["data"] == {"reason": "ttl-expired"}
+    assert "time to live" in (record.status_message or "")
+    assert len(server.tasks) == 0
+    assert (await http.post(task_rpc("tasks/get", taskId=task_id))).code == -32602
+
+
+async def test_one_expiry_timer_while_tasks_are_held(gate: Gate) -> None:
+    """No timer on an idle store, one (not one per task) while it holds tasks, none after the
+    server stops, and no task left running then."""
+    server = make_server(gate, ttl_seconds=60)
+    http = AsgiClient(server.http_app())
+    await server.startup()
+    assert server.tasks.expiry_due is None
+    assert (await http.post(call("job"))).result["status"] == "working"
+    due = server.tasks.expiry_due
+    assert due is not None
+    assert (await http.post(call("job"))).result["status"] == "working"
+    assert server.tasks.expiry_due == due  # still set for the oldest task
+    await server.shutdown()
+    assert server.tasks.expiry_due is None and server.tasks.running == 0
 
 
 async def test_live_task_cap(gate: Gate) -> None:

@@ -19,7 +19,7 @@ from mcpkit.server.redis_config import RedisConfig
 from mcpkit.server.tasks.redis_store import RedisTaskStore
 from mcpkit.server.tasks.store import TaskRecord, TaskView
 from processes import REDIS, RedisProcess
-from support import AsgiClient, meta, rpc
+from support import AsgiClient, meta, rpc, scaled
 
 pytestmark = pytest.mark.skipif(REDIS is None, reason="redis-server is not installed")
 
@@ -31,11 +31,14 @@ CONFIRM = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "require
 class Node:
     """One instance: a server with its own RedisTaskStore on the shared Redis."""
 
-    def __init__(self, redis_url: str, gate: asyncio.Event, lease: float) -> None:
+    def __init__(
+        self, redis_url: str, gate: asyncio.Event, lease: float, ttl: float = 3600.0
+    ) -> None:
         self.store = RedisTaskStore(
             RedisConfig(redis_url, prefix="t:", socket_timeout=1.0, max_backoff=0.2),
             poll_interval_ms=50,
             lease_seconds=lease,
+            ttl_seconds=ttl,
         )
         server = Server("tasks", tasks=self.store)
         self.server = server
@@ -216,6 +219,33 @@ async def test_a_lapsed_lease_fails_the_task_with_its_reason(
         assert failed["error"]["data"] == {"reason": "lease-expired"}
         got = (await b.rpc("tasks/get", taskId=task_id))["result"]
         assert got["status"] == "failed" and got["statusMessage"].startswith("The server")
+    finally:
+        gate.set()
+        await b.server.shutdown()
+        await a.server.shutdown()
+
+
+async def test_an_idle_instance_ends_expired_tasks_on_time(
+    redis: RedisProcess, gate: asyncio.Event
+) -> None:
+    """Nobody asks: the running instance's timer stops the work at the TTL (long before its
+    lease keeper's next round), and Redis forgets the task at the same moment, so every
+    instance answers -32602 (TASK-18); no other instance runs anything for it."""
+    a, b = Node(redis.url, gate, 60.0, ttl=1.0), Node(redis.url, gate, 60.0, ttl=1.0)
+    await a.server.startup()
+    await b.server.startup()
+    try:
+        task_id = await start_task(a, "job")
+        record = a.store.get(task_id, None)
+        assert record is not None and record.runner is not None
+        assert (await b.rpc("tasks/get", taskId=task_id))["result"]["status"] == "working"
+        async with asyncio.timeout(scaled(1 + 3)):  # the lease keeper's round: 20 s
+            await asyncio.gather(record.runner, return_exceptions=True)
+        assert record.status == "failed" and record.error is not None
+        assert record.error["data"] == {"reason": "ttl-expired"}
+        assert len(a.store) == 0 and len(b.store) == 0
+        for node in (a, b):
+            assert (await node.rpc("tasks/get", taskId=task_id))["error"]["code"] == -32602
     finally:
         gate.set()
         await b.server.shutdown()

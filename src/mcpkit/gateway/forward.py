@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from ..client import ClientError, RequestTimeout
+from ..client import ClientError, ConnectFailed, ConnectionClosed, RequestTimeout
 from ..client.mrtr import MRTR_METHODS
 from ..client.tasks import follow_task
 from ..host.deadlines import Deadline
@@ -40,7 +40,7 @@ from ..server.context import Context
 from ..server.inputs import InputRequired
 from ..server.results import error_result
 from .inputs import passthrough
-from .link import CURRENT_CALL, Unavailable
+from .link import CURRENT_CALL, Unavailable, backend_lost
 from .shapes import completed
 
 if TYPE_CHECKING:
@@ -88,7 +88,8 @@ async def forward(
     meta: dict[str, Any] | None = None,
     deadline: Deadline | None = None,
 ) -> dict[str, Any]:
-    """The backend's final result for one front request (input and tasks passed through)."""
+    """The backend's final result for one front request (input and tasks passed through).
+    A backend that goes away meanwhile is a JSON-RPC error (`backend_lost`)."""
     client, bridges = await link.client_for(ctx.principal)
     body = {**params, "_meta": backend_meta(ctx, meta)}
     token = CURRENT_CALL.set(ctx)
@@ -96,6 +97,9 @@ async def forward(
         if client.legacy is not None:
             return await _on_session(bridges, client, method, body, ctx, deadline)
         return await _stateless(client, method, body, ctx, deadline)
+    except ConnectionClosed as exc:
+        link.report(exc)  # the link goes down and reconnects
+        raise backend_lost(link.name, client, exc) from None
     finally:
         CURRENT_CALL.reset(token)
 
@@ -223,7 +227,10 @@ async def _follow(client: Client, created: dict[str, Any], ctx: Context) -> dict
 
     message = created.get("statusMessage")
     await ctx.run_as_task(message if isinstance(message, str) else None)
-    return await follow_task(created, send, fulfil)
+    try:
+        return await follow_task(created, send, fulfil)
+    except ConnectFailed as exc:  # gone between two polls: the task's outcome is unknown
+        raise ConnectionClosed(str(exc)) from exc
 
 
 def own_result(method: str, result: dict[str, Any]) -> dict[str, Any]:

@@ -224,6 +224,13 @@ class Front(Server):
         for note in dict.fromkeys(changed):
             self._changed(note)
 
+    def _changed(self, method: str) -> None:
+        served = self.serves_tasks
+        super()._changed(method)
+        # Backends come and go, the front's tasks stay: once it ran tasks, `tasks/*` stays
+        # answered (a task whose backend died reads `failed`, not "method not found").
+        self.serves_tasks = self.serves_tasks or served
+
     def _differs(self, key: str, items: Iterable[Any]) -> bool:
         definitions = [item.definition for item in items]
         before = self._shown.get(key)

@@ -149,11 +149,12 @@ class RedisTaskStore(TaskStore):
         self._bus = RedisEventBus(self.redis, channel=self.redis.key("task-events"))
         await self._bus.start(self._heard)
 
-    async def close(self) -> None:
+    async def close(self, grace: float = 1.0) -> None:
         """Serving ends: tasks still running here fail (their instance is going), what is
         known reaches Redis if it can within a few seconds, and the loops stop."""
         self.draining = True
-        await self.stop_running()
+        self._expiry.disarm()
+        await self.stop_running(grace)
         await self._flush(min(5.0, self.redis.socket_timeout))
         loops, self._loops = self._loops, []
         for task in loops:
@@ -325,7 +326,6 @@ class RedisTaskStore(TaskStore):
         loop = asyncio.get_running_loop()
         while True:
             await asyncio.sleep(period)
-            self.purge()
             if not self._tasks and self._looked_until < loop.time() and not self.following():
                 continue  # nothing here runs or follows a task: nothing to ask Redis
             try:

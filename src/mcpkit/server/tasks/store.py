@@ -23,14 +23,8 @@ from ...protocol.errors import InternalError, MCPError, ServerBusy, TaskLimitRea
 from ...protocol.tasks import TERMINAL, TaskStatus, task_wire
 from ..inputs import InputCall, parse_answer
 from ..ownership import Owner, same_owner
-
-
-def stopped_error() -> InternalError:
-    """What a task still running when its instance shuts down fails with (TASK-17)."""
-    return InternalError(
-        "The server instance running this task shut down before it finished; start it again",
-        {"reason": "instance-stopped"},
-    )
+from .expiry import ExpiryTimer
+from .lapse import expired_error, stopped_error
 
 
 class TaskView:
@@ -178,8 +172,8 @@ class TaskRecord:
         self._touch()
 
     def stop(self, error: MCPError) -> None:
-        """End a running task from this side (the instance is shutting down): it fails with
-        `error`, not `cancelled`, which is the client's word."""
+        """End a running task from this side (the instance is shutting down, its TTL ran
+        out): it fails with `error`, not `cancelled`, which is the client's word."""
         if self.runner is not None and not self.terminal:
             self.stopped = error
             self.runner.cancel()
@@ -207,8 +201,8 @@ class TaskRecord:
 
 class TaskStore:
     """Tasks of this process by id: unguessable ids (TASK-19), bound to the caller that made
-    them (`ownership`), kept `ttl_seconds` from creation (a running task past it is cancelled), at most
-    `max_tasks` at once (the oldest finished one makes room for a new one).
+    them (`ownership`), kept `ttl_seconds` from creation (then dropped on time, a running one
+    failed: `expiry.py`), at most `max_tasks` at once (the oldest finished one makes room).
 
     `poll_interval_ms` is the polling pace suggested to clients (TASK-09)."""
 
@@ -234,6 +228,7 @@ class TaskStore:
         self.draining = False
         #: Whether a listen stream of this server follows some task (the server sets it).
         self.following: Callable[[], bool] = lambda: False
+        self._expiry = ExpiryTimer(self._expire)
 
     def __len__(self) -> int:
         return len(self._tasks)
@@ -241,6 +236,7 @@ class TaskStore:
     # -- the operations every store offers -------------------------------------------------------
     async def start(self) -> None:
         """Serving begins (a shared store connects and starts renewing its leases)."""
+        self._arm()
 
     async def new(self, owner: Owner, status_message: str | None = None) -> TaskRecord:
         """A new task for `owner`, recorded before anyone hears of it (TASK-07)."""
@@ -300,9 +296,13 @@ class TaskStore:
         if stopped:
             await asyncio.wait(stopped, timeout=grace)
 
-    async def close(self) -> None:
-        """Serving ends: stop every running task."""
+    async def close(self, grace: float = 1.0) -> None:
+        """Serving ends: cancel every running task; their handlers get `grace` seconds to
+        unwind, so none outlives the server."""
+        runners = [r.runner for r in self._tasks.values() if r.runner is not None]
         self.cancel_all()
+        if runners:
+            await asyncio.wait(runners, timeout=grace)
 
     def refuse_if_draining(self) -> None:
         if self.draining:
@@ -319,12 +319,10 @@ class TaskStore:
 
     # -- this process's records --------------------------------------------------------------
     def __iter__(self) -> Iterator[TaskRecord]:
-        """Every task held, oldest first (for inspection and tests; callers get theirs with
-        `get`)."""
+        """Every task held, oldest first (for inspection; callers get theirs with `get`)."""
         return iter(list(self._tasks.values()))
 
-    def count_by_status(self) -> dict[str, int]:
-        """How many tasks are in each status (for metrics)."""
+    def count_by_status(self) -> dict[str, int]:  # for metrics
         counts: dict[str, int] = {}
         for record in list(self._tasks.values()):
             counts[record.status] = counts.get(record.status, 0) + 1
@@ -340,6 +338,7 @@ class TaskStore:
         task_id = self.id_prefix + secrets.token_urlsafe(18)
         record = TaskRecord(task_id, owner, self.ttl_ms, self.poll_interval_ms, self._changed)
         self._tasks[task_id] = record  # durable before anyone hears of it (TASK-07)
+        self._arm()
         self.on_change(record)
         return record
 
@@ -352,8 +351,8 @@ class TaskStore:
         return record
 
     def purge(self) -> None:
-        """Drop tasks past their TTL. Records are in creation order and share one TTL, so
-        the expired ones are at the front."""
+        """Drop tasks past their TTL; one still running fails with `expired_error()`. Records
+        are in creation order and share one TTL, so the expired ones are at the front."""
         if self.ttl_ms is None or not self._tasks:
             return
         now = time.time()
@@ -362,8 +361,21 @@ class TaskStore:
             if record.expires is None or record.expires > now:
                 return
             del self._tasks[task_id]
-            if record.runner is not None:
-                record.runner.cancel()
+            record.stop(expired_error())
+
+    @property
+    def expiry_due(self) -> float | None:
+        """When the expiry timer fires next (event loop time); None while none is set."""
+        return self._expiry.due
+
+    def _arm(self) -> None:
+        if self._tasks:
+            self._expiry.arm(next(iter(self._tasks.values())).expires)
+
+    def _expire(self) -> None:
+        """The timer: the oldest task's TTL ran out (nobody has to ask, `expiry.py`)."""
+        self.purge()
+        self._arm()
 
     def _evict_finished(self) -> bool:
         """At the cap, the oldest finished task makes room (its TTL allowed dropping it at any
@@ -375,7 +387,8 @@ class TaskStore:
         return False
 
     def cancel_all(self) -> None:
-        """Server shutdown: stop every running task."""
+        """Server shutdown: stop every running task (and the expiry timer)."""
+        self._expiry.disarm()
         for record in self._tasks.values():
             if record.runner is not None:
                 record.runner.cancel()
