@@ -39,8 +39,9 @@ from ..protocol.versions import META_CLIENT_CAPABILITIES
 from ..server.context import Context
 from ..server.inputs import InputRequired
 from ..server.results import error_result
+from .failures import Unavailable, backend_lost
 from .inputs import passthrough
-from .link import CURRENT_CALL, Unavailable, backend_lost
+from .link import CURRENT_CALL
 from .shapes import completed
 
 if TYPE_CHECKING:

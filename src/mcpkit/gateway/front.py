@@ -30,8 +30,9 @@ from ..server.caching import CacheHint
 from ..server.context import Context
 from ..server.prefixes import with_ui_uri
 from ..server.server import Lifespan, Server
+from .failures import Unavailable
 from .forward import failed, forward, forwarded, own_result
-from .link import Unavailable, UpstreamLink, narrowest
+from .link import UpstreamLink, narrowest
 from .remote import RemotePrompt, RemoteResource, RemoteTemplate, RemoteTool, header_params
 
 log = logging.getLogger("mcpkit.gateway")

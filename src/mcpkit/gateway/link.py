@@ -18,7 +18,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..client import Client, ClientError, ConnectionClosed
+from ..client import Client, ClientError
 from ..client.inputs import Elicitation
 from ..client.stdio import StdioTransport
 from ..host.auth_config import oauth_for
@@ -29,10 +29,11 @@ from ..host.conversation import ToolResult
 from ..host.link import ServerLink
 from ..host.pins import ToolPins
 from ..host.supervision import StateChange
-from ..protocol.errors import InternalError, MCPError, MethodNotFound
+from ..protocol.errors import MCPError, MethodNotFound
 from ..protocol.tasks import TASKS_EXTENSION
 from ..server.caching import CacheHint
 from ..server.context import Context
+from .failures import Unavailable
 from .inputs import Bridges
 from .shapes import repaired_tool
 
@@ -373,31 +374,6 @@ async def _route_log(level: str, data: Any, logger: str | None) -> None:
     if ctx is not None:
         with contextlib.suppress(ValueError):
             await ctx.log(level, data, logger)
-
-
-class Unavailable(Exception):
-    """The backend is down or still connecting."""
-
-
-def backend_lost(name: str, client: Client, exc: ConnectionClosed) -> InternalError:
-    """The error of a call whose backend went away while it ran (its process exited, its
-    connection closed): the call's outcome is unknown. A JSON-RPC error, never a tool result
-    with isError, so a task following the call ends `failed` (TASK-17) and its client can
-    tell that the work may never have happened."""
-    transport = client.transport
-    code = transport.returncode if isinstance(transport, StdioTransport) else None
-    data: dict[str, Any] = {"reason": "backend-exited", "backend": name}
-    if code is not None:
-        how = f"exited (code {code})"
-        data["exitCode"] = code
-    else:
-        how = f"went away ({exc})"
-        data["reason"] = "backend-disconnected"
-    return InternalError(
-        f"backend {name!r} {how} during the call; the call's outcome is unknown: check "
-        "before calling it again",
-        data,
-    )
 
 
 def narrowest(hint: CacheHint, result: dict[str, Any]) -> CacheHint:
