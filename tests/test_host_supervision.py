@@ -173,7 +173,7 @@ async def test_a_server_slower_to_start_than_its_timeout_connects_once(tmp_path:
     # (default max(timeout, 30)); `timeout` bounds each request only. Before, the whole start
     # ran under `timeout` and such a server was restarted for ever, a new process each time.
     starts = tmp_path / "starts"
-    args = [str(SERVERS / "slow_server.py"), "modern", "3", str(starts)]
+    args = [str(SERVERS / "slow_server.py"), "modern", "3", f"--starts={starts}"]
     cfg = parse_config(
         {"mcpServers": {"slow": {"command": sys.executable, "args": args, "timeout": 2}}}
     )
