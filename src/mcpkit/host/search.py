@@ -96,10 +96,10 @@ def split_words(text: str) -> list[str]:
 
 @dataclass
 class Analyzer:
-    """Words → index terms: split, stop words dropped (Lucene's English list), stemmed (where
-    PyStemmer is installed: `bm25.stemmer`); and a
-    query's expansion terms from `vocabulary` (synonyms, abbreviations) and the nouns its
-    identifiers imply (`vocabulary.IDENTIFIER_SHAPES`)."""
+    """Words → index terms: split, stop words dropped (Lucene's English list), stemmed where
+    PyStemmer is installed (`bm25.stemmer`); and a query's expansion terms from `vocabulary`
+    (synonyms, abbreviations) and the nouns its identifiers imply
+    (`vocabulary.IDENTIFIER_SHAPES`)."""
 
     language: str = "english"
     _stem: Stem = field(default=list, repr=False)
