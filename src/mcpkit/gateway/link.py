@@ -158,6 +158,7 @@ class UpstreamLink(ServerLink):
             url_elicitation=True,
             era=self.era,
             timeout=self.config.timeout,
+            connect_timeout=self.config.start_deadline,
             stderr="capture",
             auth=oauth_for(self.config, interactive=False),
             on_log=_route_log,

@@ -172,6 +172,8 @@ class Agent:
         target = self.fleet.lookup(call.name)
         if target is None or not self.catalog.callable(call.name):
             return _error(call.id, f"There is no tool named {call.name!r}.")
+        if not target.link.up:  # restarting: say when to try again, before any consent
+            return _error(call.id, target.link.unavailable())
         arguments = target.schema.to_server(call.arguments)
         return await self.perform(target, call.name, call.id, arguments, record=record)
 

@@ -56,11 +56,7 @@ async def invoke(
     link, tool = target.link, target.tool
     client = link.client
     if client is None or not link.up:
-        return Outcome(
-            "error",
-            error=f"The {link.name!r} server is unavailable right now (it is reconnecting); "
-            "its tools are back once it is.",
-        )
+        return Outcome("error", error=link.unavailable())
     sent = arguments_for(target, call.arguments)
     extras = extras or CallExtras()
     sent.update(extras.arguments)

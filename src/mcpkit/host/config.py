@@ -8,6 +8,10 @@
                       "headers": {"Authorization": "Bearer ${RETURNS_TOKEN}"},
                       "hostOwned": ["customer_id"]}}}
 
+`timeout` bounds each request to the server; `startTimeout` bounds its start-up (spawn or
+reach, handshake, first `tools/list`), by default `max(timeout, 30)`: a server that is slow
+to start is not cut off by a short request deadline (and restarted for ever).
+
 `${VAR}` and `${VAR:-default}` expand from the environment in every string. VS Code's files
 (`"servers"` in `mcp.json`, `"mcp": {"servers"}` in `settings.json`) are read as well, and every
 file may be JSONC (comments, trailing commas: `jsonc.py`).
@@ -30,6 +34,8 @@ from .deadlines import Deadline, ToolDeadlines, parse_timeouts
 #: `${VAR}`, `${VAR:-default}`, and VS Code's spelling `${env:VAR}`.
 _VAR = re.compile(r"\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 _NAME = re.compile(r"^[A-Za-z0-9_.\-]+$")
+#: The least `startTimeout` defaults to (seconds), whatever the server's `timeout`.
+DEFAULT_START_S = 30.0
 
 
 class ConfigError(ValueError):
@@ -50,6 +56,8 @@ class ServerConfig:
     #: Argument names only the host may fill (identity etc.); the model can never set them.
     host_owned: Mapping[str, Any] = field(default_factory=dict)
     timeout: float = 60.0
+    #: Seconds from spawn (or first request) to the first tool list (None: the default).
+    start_timeout: float | None = None
     disabled: bool = False
     auth: Mapping[str, Any] = field(default_factory=dict)
     #: A short prefix for this server's tool names (`alias__tool`) instead of the config key.
@@ -64,6 +72,13 @@ class ServerConfig:
     @property
     def forwards_baggage(self) -> bool:
         return self.trusted if self.baggage is None else self.baggage
+
+    @property
+    def start_deadline(self) -> float:
+        """How long connecting may take (`startTimeout`, else `max(timeout, 30)`)."""
+        if self.start_timeout is not None:
+            return self.start_timeout
+        return max(self.timeout, DEFAULT_START_S)
 
     def deadline(self, tool: str) -> Deadline:
         """How long a call to `tool` may take (`timeouts`, else the server's `timeout`)."""
@@ -166,6 +181,7 @@ def _server(name: str, e: dict[str, Any], where: str) -> ServerConfig:
         "disabled": _bool(e, "disabled", where),
         "host_owned": _host_owned(e.get("hostOwned"), where),
         "timeout": timeout,
+        "start_timeout": _seconds(e, "startTimeout", where),
         "auth": e.get("auth") or {},
         "alias": _alias(e.get("alias"), where),
         "baggage": _bool(e, "baggage", where) if "baggage" in e else None,
@@ -210,6 +226,15 @@ def _bool(e: dict[str, Any], key: str, where: str) -> bool:
     if not isinstance(value, bool):
         raise ConfigError(f'{where}: "{key}" must be true or false')
     return value
+
+
+def _seconds(e: dict[str, Any], key: str, where: str) -> float | None:
+    value = e.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+        raise ConfigError(f'{where}: "{key}" must be a positive number of seconds')
+    return float(value)
 
 
 def _alias(value: Any, where: str) -> str | None:

@@ -1,8 +1,9 @@
 """The host's MCP servers: one supervised `ServerLink` each, all connected in parallel,
 failures isolated, tool catalogues refreshed between model rounds (cache per `ttlMs`,
 invalidated by list_changed). `Fleet.start` returns after the start-up deadline with the
-servers that are ready; late ones join the catalogue at the next model round, and a server
-that goes down leaves it until it is back.
+servers that are ready; late ones join the catalogue at the next model round. A server that
+goes down keeps its tools in the catalogue while it restarts: a call to one is answered with
+when to try again (`ServerLink.unavailable`), not "no tool of that name".
 """
 
 from __future__ import annotations
@@ -147,9 +148,13 @@ class Fleet:
         await self.links[name].until(*states)
 
     def _rebuild(self) -> None:
-        up = [link for link in self.links.values() if link.up]
+        # Up, or restarting after it was: the tools it last offered stay known.
+        up = [link for link in self.links.values() if link.up or _restarting(link)]
         # MCP Apps: a tool whose visibility lacks "model" is for its server's app only.
-        offered = {link.name: [t for t in link.tools if for_model(t.raw)] for link in up}
+        offered = {
+            link.name: [t for t in (link.tools if link.up else link.known) if for_model(t.raw)]
+            for link in up
+        }
         self.names = ToolNames(
             [(name, t.name) for name, tools in offered.items() for t in tools],
             {link.name: link.config.alias for link in up if link.config.alias},  # readable prefixes
@@ -182,6 +187,11 @@ class Fleet:
                     f"The {link.name!r} server is still starting; its tools will be offered "
                     "when it is ready."
                 )
+            elif _restarting(link):
+                out.append(
+                    f"The {link.name!r} server is restarting; calls to its tools fail until "
+                    "it is back (each says when to try again)."
+                )
             elif not link.up:
                 out.append(
                     f"The {link.name!r} server is unavailable (the host keeps reconnecting); "
@@ -207,3 +217,8 @@ class Fleet:
     async def close(self) -> None:
         self._started = False
         await asyncio.gather(*(link.close() for link in self.links.values()))
+
+
+def _restarting(link: ServerLink) -> bool:
+    """Down (or reconnecting) after it was up: its last tools stay known to the model."""
+    return not link.up and link.state is not LinkState.DISABLED and bool(link.known)

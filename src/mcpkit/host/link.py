@@ -21,12 +21,12 @@ from .auth_config import oauth_for
 from .backoff import Backoff
 from .config import ServerConfig
 from .consent import ConsentPolicy
-from .conversation import AssistantMessage, Message, UserMessage
 from .deadlines import Clock
 from .models.base import ModelAdapter
 from .pins import PinChange, ToolPins
 from .retry import RetryPolicy
-from .supervision import LinkState, StateChange, connection_lost, describe
+from .sampling import answer_sampling
+from .supervision import LinkState, Restarts, StateChange, connection_lost, describe
 from .ui import HostUI
 
 if TYPE_CHECKING:
@@ -87,6 +87,9 @@ class ServerLink:
         self.client: Client | None = None
         #: The tools offered to the model (a changed, unapproved definition is withheld).
         self.tools: list[Tool] = []
+        #: The tools last offered, kept while the link is down (their calls say it restarts).
+        self.known: list[Tool] = []
+        self.restarts = Restarts()
         self.withheld: list[PinChange] = []
         self.state = LinkState.DISABLED if config.disabled else LinkState.CONNECTING
         #: Why the link is down or degraded (for the user, never the model).
@@ -180,15 +183,26 @@ class ServerLink:
             self.lose("reconnect requested")
         self._wake.set()
 
+    def unavailable(self) -> str:
+        """The model's answer to a call of this server's tools while the link is not up."""
+        if self.known:
+            return self.restarts.note(self.name, asyncio.get_running_loop().time())
+        return (
+            f"The {self.name!r} server is unavailable right now (it is reconnecting); "
+            "its tools are back once it is."
+        )
+
     async def _supervise(self) -> None:
         loop = asyncio.get_running_loop()
         failures = 0
         while True:
             if self.state is not LinkState.CONNECTING:
                 self._set(LinkState.CONNECTING, "reconnecting")
-            retry = True
+            self.restarts.trying()
+            retry, began = True, loop.time()
             try:
-                async with asyncio.timeout(self.config.timeout):
+                # Its own deadline, spawn to first list: `timeout` bounds each request only.
+                async with asyncio.timeout(self.config.start_deadline):
                     await self._open()
             except AuthorizationError as exc:
                 reason, retry = f"authorization failed: {describe(exc)}", False
@@ -196,9 +210,11 @@ class ServerLink:
             except Exception as exc:
                 reason = describe(exc)
                 if isinstance(exc, TimeoutError) and not isinstance(exc, ClientError):
-                    reason = f"no answer within {self.config.timeout:g} s"  # ours, not the client's
+                    # ours, not the client's
+                    reason = f"not started within {self.config.start_deadline:g} s (startTimeout)"
                 await self._drop()
             else:
+                self.restarts.started(loop.time() - began)
                 self._set(LinkState.READY, _count(self.tools))
                 self._settled.set()
                 since = loop.time()
@@ -211,6 +227,7 @@ class ServerLink:
             # Authorization needs the user: no automatic attempts until asked (reconnect_now).
             delay = self.restart.delay(failures) if retry else None
             failures += 1
+            self.restarts.failed(None if delay is None else loop.time() + delay)
             self._set(LinkState.DOWN, reason, delay)
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(delay):
@@ -231,6 +248,7 @@ class ServerLink:
             elicitation=self._elicit,
             sampling=sampling,
             timeout=self.config.timeout,
+            connect_timeout=self.config.start_deadline,
             stderr="capture",
             auth=oauth_for(self.config),
             extensions=self.features.extensions,
@@ -317,11 +335,12 @@ class ServerLink:
         tools = await self.client.list_tools()
         self.stale = False
         if self.pins is None:
-            self.tools, self.withheld = tools, []
+            self.tools = self.known = tools
+            self.withheld = []
             return
         review = self.pins.review(self.name, [t.raw for t in tools])
         offered = {t["name"] for t in review.offered}
-        self.tools = [t for t in tools if t.name in offered]
+        self.tools = self.known = [t for t in tools if t.name in offered]
         self.withheld = review.withheld
         for change in review.fresh:
             self.ui.warn(
@@ -355,21 +374,7 @@ class ServerLink:
         """The host's model answers a server's sampling request (policy allowed it)."""
         assert self.model is not None
         with self._waiting_for_user():
-            return await self._answer_sampling(self.model, params)
-
-    async def _answer_sampling(self, model: ModelAdapter, params: dict[str, Any]) -> dict[str, Any]:
-        history: list[Message] = []
-        for m in params.get("messages") or []:
-            content = m.get("content") or {}
-            text = content.get("text", "") if isinstance(content, dict) else ""
-            history.append(UserMessage(text) if m.get("role") == "user" else AssistantMessage(text))
-        reply = await model.complete(params.get("systemPrompt"), history, [])
-        return {
-            "role": "assistant",
-            "content": {"type": "text", "text": reply.text},
-            "model": model.name,
-            "stopReason": "endTurn",
-        }
+            return await answer_sampling(self.model, params)
 
     async def close(self) -> None:
         task, self._task = self._task, None

