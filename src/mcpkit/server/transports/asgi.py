@@ -158,7 +158,7 @@ async def _within(timeout: float | None, waiting: Awaitable[T]) -> T:
 
 
 async def send_refusal(send: Send, exc: MCPError) -> None:
-    """Answer a message that was never (wholly) read: `"id": null`, and close the
+    """Answer a message that was never (wholly) read: no `id` (BASE-11), and close the
     connection, which may still carry the rest of the body (413, 408)."""
     body = encode_unread_error(exc)
     headers = [
