@@ -148,7 +148,7 @@ class Server(Registrations, Scaling):
         #: What `lifespan` yielded, while serving (None before startup and without a lifespan).
         self.lifespan_state: Any = None
         self._lifespan_stack: AsyncExitStack | None = None
-        #: Unexpected tool exceptions reach clients as a generic error with a reference id
+        #: Unexpected handler exceptions reach clients as a generic error with a reference id
         #: (default; `MCPKIT_MASK_ERRORS=0` or `mask_errors=False` shows them, for development).
         self._mask_errors = (
             read_setting("mask_errors") if mask_errors is None else bool(mask_errors)
