@@ -15,6 +15,7 @@ import pytest
 
 from scale_support import Connection
 from support import ROOT, free_port, headers_for, rpc, wait_port
+from wire_schemas import MODERN, check
 
 LIMITS = {"header_timeout": 1, "body_timeout": 1, "max_body_size": 1000}
 
@@ -70,6 +71,12 @@ def status_and_body(reply: bytes) -> tuple[int, dict[str, Any]]:
     return int(head.split(b" ", 2)[1]), orjson.loads(body)
 
 
+def unread(body: dict[str, Any]) -> bool:
+    """A refusal of a request never read: no `id` at all (BASE-11), valid on the wire."""
+    check(MODERN, "tools/call", body)
+    return "id" not in body
+
+
 async def test_a_head_that_never_ends_gets_408(port: int) -> None:
     loop = asyncio.get_running_loop()
     started = loop.time()
@@ -78,7 +85,7 @@ async def test_a_head_that_never_ends_gets_408(port: int) -> None:
         await echo_ok(port)
     assert not slow.done()
     status, body = status_and_body(await slow)
-    assert status == 408 and body["id"] is None and "head" in body["error"]["message"]
+    assert status == 408 and unread(body) and "head" in body["error"]["message"]
     assert loop.time() - started < 1 + 1 + 2  # the timeout, the sweep, some slack
 
 
@@ -88,7 +95,7 @@ async def test_a_stalled_body_gets_408(port: int) -> None:
     slow = asyncio.create_task(exchange(port, whole[:-5]))  # the last bytes never come
     await echo_ok(port)
     status, body = status_and_body(await slow)
-    assert status == 408 and body["id"] is None and "stalled" in body["error"]["message"]
+    assert status == 408 and unread(body) and "stalled" in body["error"]["message"]
 
 
 @pytest.mark.parametrize(
@@ -103,17 +110,24 @@ async def test_a_stalled_body_gets_408(port: int) -> None:
 async def test_oversized_heads_get_431(port: int, extra: dict[str, str]) -> None:
     message = rpc("tools/call", {"name": "echo", "arguments": {"text": "x"}})
     status, body = status_and_body(await exchange(port, request_bytes(message, **extra)))
-    assert status == 431 and body["id"] is None
+    assert status == 431 and unread(body)
     await echo_ok(port)
 
 
-async def test_a_body_never_read_gets_413_with_a_null_id(port: int) -> None:
+async def test_an_overlong_request_line_gets_414_without_an_id(port: int) -> None:
+    message = rpc("tools/call", {"name": "echo", "arguments": {"text": "x"}})
+    data = request_bytes(message).replace(b"POST /mcp ", b"POST /mcp?" + b"q" * 9000 + b" ", 1)
+    status, body = status_and_body(await exchange(port, data))
+    assert status == 414 and unread(body) and "request line" in body["error"]["message"]
+    await echo_ok(port)
+
+
+async def test_a_body_never_read_gets_413_without_an_id(port: int) -> None:
     message = rpc("tools/call", {"name": "echo", "arguments": {"text": "x" * 2000}})
     reply = await exchange(port, request_bytes(message))
     status, body = status_and_body(reply)
     assert status == 413 and body == {
         "jsonrpc": "2.0",
-        "id": None,
         "error": {"code": -32600, "message": "Request body too large (limit 1000 bytes)"},
     }
     assert b"connection: close" in reply.lower()
@@ -151,7 +165,7 @@ async def test_past_max_connections_gets_503_with_retry_after() -> None:
         reply = await exchange(port, request_bytes(message))
         status, body = status_and_body(reply)
         assert status == 503 and b"retry-after: 5" in reply.lower()
-        assert body["error"]["code"] == -31000 and body["id"] is None
+        assert body["error"]["code"] == -31000 and unread(body)
         for _, writer in held:
             writer.close()
         for _ in range(50):  # the held connections' close reaches the server

@@ -52,3 +52,11 @@ def test_the_2025_check_fails_bad_messages() -> None:
     assert problems(LEGACY, "tools/call", bad)
     leaked = {"jsonrpc": "2.0", "id": 2, "result": {"tools": [], "resultType": "complete"}}
     assert any("2026-07-28 fields" in p for p in problems(LEGACY, "tools/list", leaked))  # B.1.5
+
+
+@pytest.mark.parametrize("era", [MODERN, LEGACY])
+def test_an_error_with_a_null_id_fails_both_eras(era: str) -> None:
+    """BASE-11: an id that could not be read is left out, never `null`."""
+    error = {"code": -32600, "message": "Request body too large"}
+    assert problems(era, "tools/call", {"jsonrpc": "2.0", "id": None, "error": error})
+    assert not problems(era, "tools/call", {"jsonrpc": "2.0", "error": error})

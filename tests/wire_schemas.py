@@ -130,10 +130,6 @@ def definitions_for(era: str, method: str, message: dict[str, Any]) -> list[str]
 
 def problems(era: str, method: str, message: dict[str, Any]) -> list[str]:
     """What is wrong with one message (empty: nothing)."""
-    if era == MODERN and "error" in message and message.get("id", 0) is None:
-        # A body refused unread (413, 408) answers `"id": null`, as JSON-RPC 2.0 asks when the
-        # id cannot be determined; MCP's schema only knows an absent id.
-        message = {k: v for k, v in message.items() if k != "id"}
     found = []
     for definition in definitions_for(era, method, message):
         is_result = definition in RESULTS[era].values() or definition in (

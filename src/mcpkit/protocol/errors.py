@@ -5,7 +5,8 @@
     ├── InvalidRequest               -32600  not a JSON-RPC 2.0 request object
     ├── MethodNotFound               -32601  unknown or removed method (HTTP 404)
     ├── InvalidParams                -32602  bad params, unknown tool/prompt/resource, bad cursor
-    │   └── ResourceNotFound         -32602  (-32002 on the 2025-11-25 wire: RES-14, BASE-20)
+    │   ├── ResourceNotFound         -32602  (-32002 on the 2025-11-25 wire: RES-14, BASE-20)
+    │   └── PromptNotFound           -32602  no prompt of that name (PRM-08)
     ├── InternalError                -32603  unexpected server failure
     ├── HeaderMismatch               -32020  HTTP headers missing or differing from the body
     ├── MissingRequiredClientCapability -32021  request needs a capability it did not declare
@@ -112,6 +113,14 @@ class ResourceNotFound(InvalidParams):
     def __init__(self, uri: str, message: str | None = None) -> None:
         super().__init__(message or f"Resource not found: {uri}", {"uri": uri})
         self.uri = uri
+
+
+class PromptNotFound(InvalidParams):
+    """PRM-08: no prompt of this name (-32602 on both wires). `data` carries the name."""
+
+    def __init__(self, name: str, message: str | None = None) -> None:
+        super().__init__(message or f"Unknown prompt: {name}", {"name": name})
+        self.name = name
 
 
 class InternalError(MCPError):

@@ -144,9 +144,9 @@ def encode_error(request_id: RequestId | None, error: MCPError) -> bytes:
 
 
 def encode_unread_error(error: MCPError) -> bytes:
-    """An error for a message that was never read (too large, too slow): `"id": null`, as
-    JSON-RPC 2.0 asks when the id could not be determined."""
-    return _dumps({"jsonrpc": "2.0", "id": None, "error": error.to_wire()})
+    """An error for a message that was never read (too large, too slow): no `id`, as for a
+    parse error. MCP's schemas allow only a string or integer id, or none at all (BASE-11)."""
+    return _dumps({"jsonrpc": "2.0", "error": error.to_wire()})
 
 
 def encode_notification(method: str, params: JSONObject | None = None) -> bytes:

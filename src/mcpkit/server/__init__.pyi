@@ -1,4 +1,6 @@
 # The server's public API (see `mcpkit._lazy`).
+from ..protocol.errors import PromptNotFound as PromptNotFound
+from ..protocol.errors import ResourceNotFound as ResourceNotFound
 from .admission import Era as Era
 from .admission import Refused as Refused
 from .admission import ServerRequest as ServerRequest

@@ -89,8 +89,9 @@ class Context:
     @property
     def lifespan(self) -> Any:
         """What the server's `lifespan` yielded (a database pool, a client...): shared by every
-        request while the server runs."""
-        return self.server.lifespan_state
+        request while the server runs. An error if the server has a lifespan that was never
+        entered (mounted in an ASGI app that was not given `lifespan=mcp_app.lifespan`)."""
+        return lifespan_state(self.server)
 
     # -- what the client said about itself -------------------------------------------------
     @property
@@ -287,3 +288,15 @@ class Context:
                 "input can only be requested in tools/call, prompts/get and resources/read"
             )
         return await self._inputs.resolve(list(calls))
+
+
+def lifespan_state(server: Server) -> Any:
+    """What `server.lifespan` yielded; a `RuntimeError` saying how to enter it when the server
+    has one that is not entered (never a silent None)."""
+    if server.lifespan_stack is None and server.lifespan is not None:
+        raise RuntimeError(
+            f"server {server.info.name!r}: its lifespan was never entered; mounted in another "
+            "ASGI app, pass lifespan=mcp_app.lifespan to that app (docs/deployment.md), or "
+            "await server.startup() before serving it in process"
+        )
+    return server.lifespan_state

@@ -11,13 +11,20 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import orjson
 
-from ..protocol.errors import InvalidParams, MethodNotFound, ResourceNotFound
+from ..protocol.errors import (
+    InvalidParams,
+    MCPError,
+    MethodNotFound,
+    PromptNotFound,
+    ResourceNotFound,
+)
 from ..protocol.jsonrpc import Fragment
 from ..protocol.tasks import declares_tasks
 from .admission import MODERN, ServerRequest
 from .auth.access import current_access, require_scopes
 from .caching import decode_cursor, encode_cursor
 from .context import Context
+from .failures import handler_failed
 from .inputs import InputRequired, ModernInputs
 from .ownership import current_owner
 from .registered import Registered
@@ -29,6 +36,7 @@ if TYPE_CHECKING:
 
 Handler = Callable[["Server", ServerRequest], Awaitable[Any]]
 R = TypeVar("R", bound=Registered)
+T = TypeVar("T")
 
 
 def _finish(server: Server, method: str, result: dict[str, Any]) -> dict[str, Any]:
@@ -173,6 +181,8 @@ def _named(registry: dict[str, R], kind: str, params: dict[str, Any]) -> tuple[R
     name = params["name"]
     found = registry.get(name)
     if found is None:
+        if kind == "prompt":
+            raise PromptNotFound(name)
         raise InvalidParams(f"Unknown {kind}: {name}", {"name": name})
     if found.scopes:
         require_scopes(found.scopes)
@@ -218,10 +228,13 @@ async def resources_read(server: Server, request: ServerRequest) -> Any:
 
     async def run(ctx: Context | None) -> dict[str, Any]:
         if resource is not None:
-            contents = await resource.read(uri, ctx)
+            contents = await _guarded(server, "Resource", uri, resource.read(uri, ctx))
         else:
             assert template is not None
-            contents = await template.read(uri, variables, ctx)
+            reading = template.read(uri, variables, ctx)
+            contents = await _guarded(
+                server, "Resource template", template.template.template, reading
+            )
         if not contents:
             raise ResourceNotFound(uri)
         return {"resultType": "complete", "contents": contents}
@@ -239,8 +252,19 @@ async def prompts_get(server: Server, request: ServerRequest) -> Any:
         server,
         request,
         prompt.context_param is not None,
-        lambda ctx: prompt.get(arguments, ctx),
+        lambda ctx: _guarded(server, "Prompt", prompt.name, prompt.get(arguments, ctx)),
     )
+
+
+async def _guarded(server: Server, kind: str, name: str, running: Awaitable[T]) -> T:
+    """A handler's unexpected exception as the masked -32603 with its reference id, logged
+    with the traceback: the rule tools follow (`failures`)."""
+    try:
+        return await running
+    except (MCPError, InputRequired):
+        raise
+    except Exception as exc:
+        raise handler_failed(kind, name, exc, server.mask_errors) from exc
 
 
 async def complete(server: Server, request: ServerRequest) -> Any:
@@ -268,9 +292,15 @@ async def complete(server: Server, request: ServerRequest) -> Any:
         raise InvalidParams('Invalid params: "ref.type" must be "ref/prompt" or "ref/resource"')
     context = params.get("context")
     context_args = context.get("arguments") if isinstance(context, dict) else None
-    value = completer(ref, argument, context_args or {})
-    if inspect.isawaitable(value):
-        value = await value
+    try:
+        value = completer(ref, argument, context_args or {})
+        if inspect.isawaitable(value):
+            value = await value
+    except MCPError:
+        raise
+    except Exception as exc:
+        name = str(ref.get("name") or ref.get("uri"))
+        raise handler_failed("Completion", name, exc, server.mask_errors) from exc
     return _finish(
         server, "completion/complete", {"resultType": "complete", "completion": _completion(value)}
     )

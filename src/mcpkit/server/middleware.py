@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from .admission import ServerRequest
 from .auth.access import current_access
+from .context import lifespan_state
 
 if TYPE_CHECKING:
     from ..protocol.jsonrpc import Request
@@ -107,8 +108,8 @@ class Call:
 
     @property
     def lifespan(self) -> Any:
-        """What the server's `lifespan` yielded."""
-        return self.server.lifespan_state
+        """What the server's `lifespan` yielded (an error if it was never entered)."""
+        return lifespan_state(self.server)
 
     def __repr__(self) -> str:
         return f"Call({self.method!r}, id={self.request.id!r})"

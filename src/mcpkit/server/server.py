@@ -147,8 +147,9 @@ class Server(Registrations, Scaling):
         self.lifespan = lifespan
         #: What `lifespan` yielded, while serving (None before startup and without a lifespan).
         self.lifespan_state: Any = None
-        self._lifespan_stack: AsyncExitStack | None = None
-        #: Unexpected tool exceptions reach clients as a generic error with a reference id
+        #: The entered `lifespan` while serving, else None (`ctx.lifespan` is then an error).
+        self.lifespan_stack: AsyncExitStack | None = None
+        #: Unexpected handler exceptions reach clients as a generic error with a reference id
         #: (default; `MCPKIT_MASK_ERRORS=0` or `mask_errors=False` shows them, for development).
         self._mask_errors = (
             read_setting("mask_errors") if mask_errors is None else bool(mask_errors)
@@ -321,10 +322,10 @@ class Server(Registrations, Scaling):
             from ..telemetry.setup import ensure_configured
 
             ensure_configured(self.telemetry.config.service_name or self.info.name)
-        if self.lifespan is not None and self._lifespan_stack is None:
+        if self.lifespan is not None and self.lifespan_stack is None:
             stack = AsyncExitStack()
             self.lifespan_state = await stack.enter_async_context(self.lifespan(self))
-            self._lifespan_stack = stack
+            self.lifespan_stack = stack
         await self.subscriptions.start()
         await self.tasks.start()
         if self.subscriptions.bus.health().kind != "local":  # a shared bus (Redis) that is
@@ -335,7 +336,7 @@ class Server(Registrations, Scaling):
         the `lifespan` exits."""
         await self.tasks.close()
         await self.subscriptions.stop()
-        stack, self._lifespan_stack = self._lifespan_stack, None
+        stack, self.lifespan_stack = self.lifespan_stack, None
         if stack is not None:
             try:
                 await stack.aclose()

@@ -9,7 +9,7 @@
 | `MCPKIT_TELEMETRY` | bool | `false` | OpenTelemetry spans and metrics (`mcpkit[otel]`; `OTEL_*` configure the export) |
 | `MCPKIT_MAX_BODY_BYTES` | int > 0 | 4 MiB (the transport's) | largest HTTP request body (413 above) |
 | `MCPKIT_MAX_SESSIONS` | int > 0 | 10000 (the transport's) | live 2025-11-25 HTTP sessions |
-| `MCPKIT_MASK_ERRORS` | bool | `true` | hide unexpected tool exceptions from clients |
+| `MCPKIT_MASK_ERRORS` | bool | `true` | hide unexpected handler exceptions from clients |
 | `MCPKIT_TOOL_TIMEOUT` | seconds > 0, or empty | none | timeout of tools registered without `timeout=` |
 | `MCPKIT_DRAIN_TIMEOUT` | seconds >= 0 | `20` | on SIGTERM, how long requests and tasks in flight may take to finish |
 | `MCPKIT_REDIS_URL` | str | unset | keep every shared part in this Redis (`Server.use_redis`) |
@@ -54,7 +54,7 @@ class Settings:
     #: None: the transport's own default.
     max_body_bytes: int | None = None
     max_sessions: int | None = None
-    #: True (the default): an unexpected exception in a tool reaches the client as a generic
+    #: True (the default): an unexpected exception in a handler reaches the client as a generic
     #: error with a reference id, the traceback only in the server log. False shows the
     #: exception text to the client (development only: it can leak secrets).
     mask_errors: bool = True

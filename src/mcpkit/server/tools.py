@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-import logging
 import re
-import secrets
 from collections.abc import Callable
 from typing import Any, Unpack, get_type_hints
 
@@ -17,13 +15,12 @@ from ..protocol.jsonschema import compile_schema, first_errors
 from .auth.access import current_access
 from .auth.principal import PrincipalMissing
 from .context import Context
+from .failures import failure_text
 from .handlers import invoke
 from .inputs import InputRequired
 from .registered import Registered, TaskStart, TaskSupport, ToolOptions
 from .results import OutputSpec, error_result, tool_result
 from .signature import format_validation_error
-
-log = logging.getLogger("mcpkit.server")
 
 # TOOL-13: 1-128 characters of A-Z a-z 0-9 _ - .
 TOOL_NAME_RE = re.compile(r"^[A-Za-z0-9_.\-]{1,128}$")
@@ -166,14 +163,4 @@ class Tool(Registered):
     def failed(self, exc: BaseException) -> dict[str, Any]:
         """The result of an unexpected exception: one log record with the traceback and a
         reference id; the client sees the id (and, unmasked, the exception's text)."""
-        ref = secrets.token_hex(4)
-        log.error("tool %r failed (reference %s)", self.name, ref, exc_info=exc)
-        if self.mask_errors:
-            return error_result(
-                f"Tool '{self.name}' failed with an internal error (reference {ref}). "
-                "The details are in the server's log; retrying the same call will probably "
-                "fail the same way."
-            )
-        return error_result(
-            f"Tool '{self.name}' failed: {type(exc).__name__}: {exc} (reference {ref})"
-        )
+        return error_result(failure_text("Tool", self.name, exc, self.mask_errors)[0])

@@ -18,6 +18,7 @@ once (BASE-31, AUTH-01).
 
 from __future__ import annotations
 
+import copy
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
@@ -91,6 +92,22 @@ class BearerAuth:
         doc.update(metadata or {})
         self.metadata = doc
         self.metadata_body = orjson.dumps(doc)  # RFC 9728 §3.2, encoded once
+
+    def served_at(self, endpoint: str) -> BearerAuth:
+        """This auth for an ASGI app whose MCP endpoint is `endpoint` inside it. When the
+        resource's path ends with `endpoint`, what comes before is where the app is mounted
+        (`/weather` for `https://h/weather/mcp` and `/mcp`): the app answers the metadata
+        inside its mount, at `<mount>/.well-known/oauth-protected-resource<resource path>`,
+        and challenges point there (AUTH-DISC-03). Otherwise this auth, unchanged."""
+        parts = urlsplit(self.resource)
+        path = parts.path.rstrip("/")
+        inner = endpoint.rstrip("/")
+        mount = path[: len(path) - len(inner)] if path.endswith(inner) else ""
+        if not mount:
+            return self
+        mounted = copy.copy(self)
+        mounted.metadata_url = f"{parts.scheme}://{parts.netloc}{mount}{PRM_WELL_KNOWN}{path}"
+        return mounted
 
     def challenge(
         self,

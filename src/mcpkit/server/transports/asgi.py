@@ -50,6 +50,19 @@ async def send_error(
     )
 
 
+def route_path(scope: Scope) -> str:
+    """The request's path below the app's mount point. ASGI's `path` includes `root_path`
+    (Starlette >= 0.33 and FastAPI `Mount`, uvicorn `--root-path`); older Starlette stripped
+    it, leaving a `path` that does not start with `root_path`: both are handled."""
+    path: str = scope["path"]
+    root: str = scope.get("root_path", "")
+    if root and path.startswith(root):
+        rest = path[len(root) :]
+        if not rest or rest[0] == "/":
+            return rest or "/"
+    return path
+
+
 def header(scope: Scope, name: bytes) -> str | None:
     for key, value in scope["headers"]:
         if key == name:
@@ -158,7 +171,7 @@ async def _within(timeout: float | None, waiting: Awaitable[T]) -> T:
 
 
 async def send_refusal(send: Send, exc: MCPError) -> None:
-    """Answer a message that was never (wholly) read: `"id": null`, and close the
+    """Answer a message that was never (wholly) read: no `id` (BASE-11), and close the
     connection, which may still carry the rest of the body (413, 408)."""
     body = encode_unread_error(exc)
     headers = [

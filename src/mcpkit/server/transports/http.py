@@ -1,6 +1,7 @@
 """Streamable HTTP (2026-07-28) as a raw ASGI app: no framework routing on the hot path.
 
-    app = server.http_app()            # mount at any path in Starlette/FastAPI, or:
+    app = server.http_app()            # mount at any path in Starlette/FastAPI (give the
+                                       # host app `lifespan=app.lifespan`), or:
     server.run("http", port=8000)      # uvicorn (uvloop + httptools), 127.0.0.1 by default
 
 One POST carries one JSON-RPC message. The answer is JSON, or an SSE stream once the handler
@@ -12,6 +13,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
 from ...protocol import jsonrpc
@@ -30,6 +33,7 @@ from .asgi import (
     first_step,
     read_body,
     resume,
+    route_path,
     send_error,
     send_json,
     send_refusal,
@@ -105,8 +109,8 @@ class StreamableHTTPApp:
         self.health = health
         #: The server has telemetry: its spans learn the transport (`network.transport`).
         self.traced = server.telemetry is not None
-        self.auth = auth
         self.path = path.rstrip("/") or "/"
+        self.auth = auth.served_at(self.path) if auth is not None else None
         self.policy = HostPolicy(allowed_hosts, allowed_origins)
         self.max_body_size = max_body_size
         #: Seconds each part of a request body may take to arrive (408 after; None: no limit).
@@ -146,7 +150,28 @@ class StreamableHTTPApp:
         elif kind == "lifespan":
             await self._lifespan(receive, send)
 
+    @asynccontextmanager
+    async def lifespan(self, app: object = None) -> AsyncIterator[None]:
+        """The server's lifespan, for the ASGI app this one is mounted in: Starlette and
+        FastAPI do not pass lifespan events to mounted apps, so give them this one,
+
+            mcp = server.http_app()
+            app = Starlette(routes=[Mount("/weather", app=mcp)], lifespan=mcp.lifespan)
+
+        or enter it in the app's own lifespan: `async with mcp.lifespan(app): yield`."""
+        await self.server.startup()
+        try:
+            yield
+        finally:
+            await self._stop()
+
+    async def _stop(self) -> None:
+        if self.legacy is not None:
+            self.legacy.close()
+        await self.server.shutdown()
+
     async def _lifespan(self, receive: Receive, send: Send) -> None:
+        """ASGI lifespan events, when this app is served directly."""
         while True:
             msg = await receive()
             if msg["type"] == "lifespan.startup":
@@ -157,9 +182,7 @@ class StreamableHTTPApp:
                     return
                 await send({"type": "lifespan.startup.complete"})
             elif msg["type"] == "lifespan.shutdown":
-                if self.legacy is not None:
-                    self.legacy.close()
-                await self.server.shutdown()
+                await self._stop()
                 await send({"type": "lifespan.shutdown.complete"})
                 return
 
@@ -168,8 +191,10 @@ class StreamableHTTPApp:
         # -- route ------------------------------------------------------------------------------
         path = scope["path"]
         if path != self.path and path.rstrip("/") != self.path:
-            await self._elsewhere(path, scope["method"], send)
-            return
+            path = route_path(scope)  # mounted: the path below `root_path`
+            if path != self.path and path.rstrip("/") != self.path:
+                await self._elsewhere(path, scope["method"], send)
+                return
         host = ctype = None
         origin = session_id = authorization = last_event_id = None
         version = mcp_method = mcp_name = None

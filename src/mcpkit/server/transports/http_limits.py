@@ -14,7 +14,7 @@ how long or how large a request head may be. `limited_protocol()` subclasses it:
     max_headers       100      header fields                                         → 431
     max_connections   1000     open connections; one more is answered               → 503
 
-Every refusal is a JSON-RPC error with `"id": null` (the request was never read), a
+Every refusal is a JSON-RPC error without an `id` (the request was never read: BASE-11), a
 `Connection: close`, and for 503 a `Retry-After`. The body size limit (413) is the ASGI app's
 (`max_body_size`); so is its body timeout when the app is mounted elsewhere. A connection
 idle for uvicorn's keep-alive timeout (`keep_alive_timeout`) after its last response is
