@@ -15,10 +15,11 @@ from mcpkit import Context, Server
 from mcpkit.auth import AccessToken
 from mcpkit.client import Client
 from mcpkit.client.inputs import Elicitation
-from mcpkit.protocol.errors import InvalidParams
+from mcpkit.protocol.errors import InvalidParams, MCPError
 from mcpkit.protocol.idempotency import IDEMPOTENCY_EXTENSION, IDEMPOTENCY_KEY
 from mcpkit.server.auth.access import current_access
 from mcpkit.server.idempotency import (
+    OUTCOME_UNKNOWN,
     IdempotencyStore,
     MemoryIdempotencyStore,
     argument_digest,
@@ -298,7 +299,7 @@ async def test_a_running_call_keeps_its_redis_lease() -> None:
         shop = Shop(store)
         async with shop.client() as client:
             first, call = await shop.held_call(client, 1)
-            (key,) = await config.client().keys("mcpkit:idempotency:*")
+            (key,) = await config.client().keys("mcpkit:idempotency:*:lease")
             loop = asyncio.get_running_loop()
             start = loop.time()
             while loop.time() - start < 1.0:  # three leases: renewed all along
@@ -313,15 +314,23 @@ async def test_a_running_call_keeps_its_redis_lease() -> None:
 
 
 @pytest.mark.skipif(REDIS is None, reason="redis-server is not installed")
-async def test_a_claim_whose_instance_died_frees_the_key_after_its_lease() -> None:
+async def test_a_claim_whose_instance_died_is_outcome_unknown_after_its_lease() -> None:
+    """Its instance is gone and nobody renews its lease: the call may have had its effect, so
+    the key is never free again within the TTL (a repeat learns the outcome is unknown)."""
     async with redis_store() as (config, store):
         shop = Shop(store)
         record = config.key("idempotency", record_id(None, "charge", "k"))
         digest = argument_digest({"amount": 1}).encode()
-        await config.client().set(record, b"R" + digest + b"gone", px=300)  # nobody renews it
+        await config.client().set(record, b"R" + digest + b"gone", px=60_000)
+        await config.client().set(record + ":lease", b"R" + digest + b"gone", px=300)
         async with shop.client() as client:
-            result = await client.call_tool("charge", {"amount": 1}, idempotency_key="k")
-        assert result.text == "charged 1 (run 1)" and not result.replayed
+            with pytest.raises(MCPError, match="Outcome unknown.*'k'") as raised:
+                await client.call_tool("charge", {"amount": 1}, idempotency_key="k")
+            assert raised.value.code == OUTCOME_UNKNOWN
+            assert raised.value.data == {"idempotencyKey": "k"}
+            with pytest.raises(MCPError, match="Outcome unknown"):  # and stays so
+                await client.call_tool("charge", {"amount": 1}, idempotency_key="k")
+        assert shop.runs == 0
 
 
 async def test_a_repeat_of_a_task_call_follows_the_same_task() -> None:

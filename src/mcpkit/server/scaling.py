@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from .detached import DetachedCalls
     from .readiness import Readiness
     from .subscriptions import SubscriptionHub
     from .tasks import TaskStore
@@ -22,6 +23,8 @@ class Scaling:
     supported_versions: tuple[str, ...]
     advertised_versions: tuple[str, ...]
     legacy_refusal: str | None
+    #: The keyed calls running detached from their requests (idempotency on), else None.
+    detached: DetachedCalls | None = None
 
     def set_task_store(self, store: TaskStore) -> None:
         """Keep tasks in `store` (before serving starts)."""
@@ -50,3 +53,11 @@ class Scaling:
         self.tasks.draining = True
         self.subscriptions.close_all()
         await self.tasks.drain(timeout)
+        if self.detached is not None:  # keyed calls: their outcome is promised to a re-send
+            await self.detached.settle(timeout)
+
+    async def stop_detached(self) -> None:
+        """Serving ends: keyed calls still running are stopped, each leaving "outcome
+        unknown" under its key (for the memory store, until the process exits)."""
+        if self.detached is not None:
+            await self.detached.stop()

@@ -178,10 +178,11 @@ class Server(Registrations, Scaling):
     # -- registration: tool(), resource(), prompt(), completion() are `Registrations`' ------
     def set_idempotency(self, store: IdempotencyStore) -> None:
         """Honour idempotency keys on `tools/call`, records in `store` (before serving)."""
-        from .idempotency import guard, settings  # loaded only by servers that use it
+        from .idempotency import DetachedCalls, guard, settings  # loaded only if used
 
         self.idempotency = store
-        self._methods["tools/call"] = guard(store, methods.tools_call)
+        self.detached = DetachedCalls(store.max_running, store.max_running_per_caller)
+        self._methods["tools/call"] = guard(store, methods.tools_call, self.detached)
         self.idempotency_settings = settings(store)
 
     def use_redis(self, redis: RedisConfig | str) -> None:
@@ -331,10 +332,11 @@ class Server(Registrations, Scaling):
             self.readiness.add_check("event bus", self._bus_ready)  # down: /readyz 503
 
     async def shutdown(self) -> None:
-        """Called by transports when serving ends: listen streams get their final result, then
-        the `lifespan` exits."""
+        """Called by transports when serving ends: listen streams get their final result, keyed
+        calls still running stop (`stop_detached`), then the `lifespan` exits."""
         await self.tasks.close()
         await self.subscriptions.stop()
+        await self.stop_detached()
         stack, self._lifespan_stack = self._lifespan_stack, None
         if stack is not None:
             try:

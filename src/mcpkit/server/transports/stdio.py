@@ -21,6 +21,7 @@ from ...protocol.errors import InvalidRequest, MCPError
 from ...protocol.jsonrpc import encode_error, encode_result
 from ...telemetry.context import current_transport
 from ..admission import (
+    CANCEL_REQUESTED,
     LEGACY,
     ClientNotification,
     ClientResponse,
@@ -207,7 +208,7 @@ class StdioConnection:
             cancelled = admission.cancelled_id
             target = self.tasks.pop(cancelled, None) if cancelled is not None else None
             if target is not None:
-                target.cancel()  # TR-STDIO-10: nothing more is sent for it
+                target.cancel(CANCEL_REQUESTED)  # TR-STDIO-10: nothing more is sent for it
             if session is not None:
                 session.receive_notification(admission)
         elif type(admission) is OpenSession:
