@@ -53,7 +53,11 @@ class Scaling:
         self.tasks.draining = True
         self.subscriptions.close_all()
         await self.tasks.drain(timeout)
-        if self.detached is not None:  # keyed calls: their outcome is promised to a re-send
+        await self.settle_detached(timeout)  # keyed calls: their outcome is promised
+
+    async def settle_detached(self, timeout: float) -> None:
+        """Give keyed calls still running up to `timeout` seconds to reach their outcome."""
+        if self.detached is not None:
             await self.detached.settle(timeout)
 
     async def stop_detached(self) -> None:

@@ -44,6 +44,9 @@ READ_SIZE = 1 << 16
 #: turn of the event loop share writes, and the peer still starts on the first answers while
 #: later ones are computed (a whole turn in one write measured slower at 16 in flight).
 WRITE_BATCH = 8
+#: Seconds keyed calls still running at EOF get to reach their outcome (after the in-flight
+#: requests' own 5 s): a re-send to the next process then replays it (with a shared store).
+KEYED_GRACE = 60.0
 log = logging.getLogger("mcpkit.stdio")
 
 
@@ -108,6 +111,7 @@ class StdioConnection:
             watcher = asyncio.get_running_loop().create_task(watch(self.server.readiness))
         try:
             await self._serve()
+            await self.server.settle_detached(KEYED_GRACE)  # their outcome is promised
         finally:
             if watcher is not None:
                 watcher.cancel()

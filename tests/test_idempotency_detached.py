@@ -1,0 +1,181 @@
+"""At most once, end to end: a keyed call whose connection is cut while the tool runs goes on to
+its outcome, and the re-send gets that outcome instead of a second run (CANC-11, TR-HTTP-22..24).
+A call whose instance dies leaves "outcome unknown" once its lease lapses, never a free key.
+
+Real server processes (tests/servers/idempotent_server.py) behind a TCP proxy that drops the
+connection; `slow_bump` appends a line to a file per run, so its effect is counted from outside."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import orjson
+import pytest
+
+from mcpkit.client import Client, ConnectionClosed, TransportError
+from mcpkit.protocol.errors import MCPError
+from mcpkit.protocol.idempotency import IDEMPOTENCY_KEY, IDEMPOTENT_REPLAY
+from processes import REDIS, http_process, http_server, redis_process, stop
+from support import ROOT, rpc, scaled
+from tcp_proxy import TcpProxy
+
+SERVER = ROOT / "tests/servers/idempotent_server.py"
+ALICE = {"Authorization": "Bearer alice"}
+OUTCOME_UNKNOWN = -31100
+
+
+@pytest.fixture
+def effects(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Where the servers started by the test record each run of `slow_bump`."""
+    path = tmp_path / "effects.txt"
+    path.touch()
+    monkeypatch.setenv("MCPKIT_TEST_EFFECTS", str(path))
+    return path
+
+
+def runs_of(effects: Path) -> list[str]:
+    return effects.read_text().splitlines()
+
+
+async def effect_seen(effects: Path) -> None:
+    """Wait until the tool has run (its effect is on file): the call is now midway."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + scaled(30)
+    for _ in iter(int, 1):
+        if runs_of(effects):
+            return
+        assert loop.time() < deadline, "the tool did not start"
+        await asyncio.sleep(0.02)
+
+
+@contextlib.asynccontextmanager
+async def proxied(url: str) -> AsyncIterator[TcpProxy]:
+    async with TcpProxy(upstream=("127.0.0.1", int(url.rsplit(":", 1)[1]))) as proxy:
+        yield proxy
+
+
+async def cut_midway(url: str, effects: Path, era: str, key: str) -> object:
+    """Call `slow_bump` with `key` through a proxy, drop the connection once the tool ran, and
+    return what the caller finally got (its client re-sends with the same key, TR-HTTP-22)."""
+    async with (
+        proxied(url) as proxy,
+        Client(proxy.url + "/mcp", headers=ALICE, era=era) as client,
+    ):
+        call = asyncio.create_task(
+            client.call_tool("slow_bump", {"seconds": scaled(1.5)}, idempotency_key=key)
+        )
+        await effect_seen(effects)
+        assert proxy.drop() >= 1  # the network path breaks while the tool runs
+        try:
+            return await call
+        except ConnectionClosed:  # a 2025-11-25 client does not re-send: the caller will
+            assert era == "legacy"
+            return None
+
+
+@pytest.mark.parametrize("era", ["modern", "legacy"])
+async def test_a_keyed_call_cut_midway_runs_once_over_http(era: str, effects: Path) -> None:
+    """On 2026-07-28 the disconnect cancels the request (TR-HTTP-23), not the keyed call; the
+    re-send waits for it and replays its result (2025-11-25: the same promise)."""
+    async with http_server(SERVER) as url:
+        result = await cut_midway(url, effects, era, "pay-1")
+        async with Client(url + "/mcp", headers=ALICE, era=era) as client:
+            again = await client.call_tool(
+                "slow_bump", {"seconds": scaled(1.5)}, idempotency_key="pay-1"
+            )
+    assert again.text == "1" and again.replayed
+    assert era == "legacy" or getattr(result, "text", None) == "1"  # the client's own re-send
+    assert runs_of(effects) == ["alice 1"]  # charged once
+
+
+@pytest.mark.skipif(REDIS is None, reason="redis-server is not installed")
+async def test_a_keyed_call_cut_midway_runs_once_with_the_redis_store(effects: Path) -> None:
+    """Two instances share Redis: the re-send lands on the other one and waits for the
+    first's outcome there."""
+    async with (
+        redis_process() as redis,
+        http_server(SERVER, redis.url) as a,
+        http_server(SERVER, redis.url) as b,
+    ):
+        await cut_midway(a, effects, "modern", "pay-2")
+        async with Client(b + "/mcp", headers=ALICE) as client:
+            again = await client.call_tool(
+                "slow_bump", {"seconds": scaled(1.5)}, idempotency_key="pay-2"
+            )
+    assert again.text == "1" and again.replayed
+    assert runs_of(effects) == ["alice 1"]
+
+
+@pytest.mark.skipif(REDIS is None, reason="redis-server is not installed")
+async def test_a_call_whose_instance_was_killed_is_outcome_unknown_elsewhere(
+    effects: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SIGKILL midway: nobody renews the call's lease; once it lapses, the other instance
+    answers the re-send with "outcome unknown" naming the key, and does not run the tool."""
+    monkeypatch.setenv("MCPKIT_TEST_LEASE", str(scaled(1)))
+    arguments = {"seconds": 600}
+    async with (
+        redis_process() as redis,
+        http_process(SERVER, redis.url) as (a, proc),
+        http_server(SERVER, redis.url) as b,
+    ):
+        async with Client(a + "/mcp", headers=ALICE) as client:
+            call = asyncio.create_task(
+                client.call_tool("slow_bump", arguments, idempotency_key="pay-3")
+            )
+            await effect_seen(effects)
+            await stop(proc, signal.SIGKILL)
+            with pytest.raises(TransportError):  # broken, and the re-send refused
+                await call
+        async with Client(b + "/mcp", headers=ALICE) as client:
+            with pytest.raises(MCPError, match="Outcome unknown") as raised:
+                await client.call_tool("slow_bump", arguments, idempotency_key="pay-3")
+            with pytest.raises(MCPError, match="Outcome unknown"):  # and it stays so
+                await client.call_tool("slow_bump", arguments, idempotency_key="pay-3")
+    assert raised.value.code == OUTCOME_UNKNOWN
+    assert "'pay-3'" in raised.value.message and raised.value.data == {"idempotencyKey": "pay-3"}
+    assert runs_of(effects) == ["alice 1"]
+
+
+async def stdio_server(*args: str) -> asyncio.subprocess.Process:
+    return await asyncio.create_subprocess_exec(
+        sys.executable,
+        str(SERVER),
+        "stdio",
+        *args,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+    )
+
+
+def keyed_call(seconds: float, key: str) -> bytes:
+    params = {"name": "slow_bump", "arguments": {"seconds": seconds}}
+    return orjson.dumps(rpc("tools/call", params, **{IDEMPOTENCY_KEY: key})) + b"\n"
+
+
+@pytest.mark.skipif(REDIS is None, reason="redis-server is not installed")
+async def test_a_keyed_call_cut_midway_runs_once_over_stdio(effects: Path) -> None:
+    """The client goes away (stdin closes) while the tool runs, past the 5 s in-flight
+    requests get at EOF: the keyed call still runs to its outcome, which the next server
+    process (the client started again) replays from the shared store."""
+    seconds = 5 + scaled(1)
+    async with redis_process() as redis:
+        first = await stdio_server(redis.url)
+        assert first.stdin is not None
+        first.stdin.write(keyed_call(seconds, "pay-4"))
+        await effect_seen(effects)
+        first.stdin.close()  # the connection is cut: EOF, no answer read
+        assert await asyncio.wait_for(first.wait(), scaled(60)) == 0
+        second = await stdio_server(redis.url)
+        out, _ = await asyncio.wait_for(
+            second.communicate(keyed_call(seconds, "pay-4")), scaled(60)
+        )
+    answer = orjson.loads(out.splitlines()[0])
+    assert answer["result"]["_meta"][IDEMPOTENT_REPLAY] is True
+    assert runs_of(effects) == ["None 1"]  # stdio: no principal
