@@ -17,11 +17,20 @@ from pathlib import Path
 import orjson
 import pytest
 
+from host_support import (
+    FakeAPI,
+    RecordingUI,
+    api_path,
+    example_config,
+    host_for,
+    script,
+    tool_results,
+)
 from mcpkit.client import Client, ConnectionClosed, TransportError
 from mcpkit.protocol.errors import MCPError
 from mcpkit.protocol.idempotency import IDEMPOTENCY_KEY, IDEMPOTENT_REPLAY
 from processes import REDIS, http_process, http_server, redis_process, stop
-from support import ROOT, rpc, scaled
+from support import ROOT, free_port, rpc, scaled, wait_port
 from tcp_proxy import TcpProxy
 
 SERVER = ROOT / "tests/servers/idempotent_server.py"
@@ -179,3 +188,98 @@ async def test_a_keyed_call_cut_midway_runs_once_over_stdio(effects: Path) -> No
     answer = orjson.loads(out.splitlines()[0])
     assert answer["result"]["_meta"][IDEMPOTENT_REPLAY] is True
     assert runs_of(effects) == ["None 1"]  # stdio: no principal
+
+
+async def heads_seen(proxy: TcpProxy, marker: bytes, count: int) -> None:
+    """Wait until `count` requests carrying `marker` went through the proxy."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + scaled(30)
+    for _ in iter(int, 1):
+        if sum(marker in head.lower() for head in proxy.heads) >= count:
+            return
+        assert loop.time() < deadline, "the request did not arrive"
+        await asyncio.sleep(0.02)
+
+
+@contextlib.asynccontextmanager
+async def gateway_before(backend: str, tmp_path: Path) -> AsyncIterator[str]:
+    """`mcpkit gateway` (a real process) in front of `backend`: its URL; alice's token is
+    `tok-alice`, the gateway calls the backend as "gw"."""
+    config = tmp_path / "gateway.json"
+    entry = {
+        "type": "http",
+        "url": backend + "/mcp",
+        "headers": {"Authorization": "Bearer gw"},
+        "trusted": True,
+        "consent": {"allow": ["*"]},
+    }
+    gateway = {"auth": {"tokens": [{"token": "tok-alice", "sub": "alice"}]}}
+    config.write_bytes(orjson.dumps({"gateway": gateway, "mcpServers": {"pay": entry}}))
+    port = free_port()
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "mcpkit", "gateway", "--config", str(config), "--port", str(port),
+        cwd=ROOT, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        await wait_port(port, proc, scaled(60))
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        await stop(proc)
+
+
+async def test_a_keyed_call_cut_midway_runs_once_through_the_gateway(
+    effects: Path, tmp_path: Path
+) -> None:
+    """The gateway's own guard holds the front key while it forwards (with a key derived from
+    it): the caller's re-send waits there and gets the forwarded call's result."""
+    alice = {"Authorization": "Bearer tok-alice"}
+    async with (
+        http_server(SERVER) as backend,
+        gateway_before(backend, tmp_path) as gateway,
+        proxied(gateway) as proxy,
+        Client(proxy.url + "/mcp", headers=alice) as client,
+    ):
+        call = asyncio.create_task(
+            client.call_tool("pay__slow_bump", {"seconds": scaled(1.5)}, idempotency_key="pay-5")
+        )
+        await effect_seen(effects)
+        assert proxy.drop() >= 1
+        result = await call  # the client's re-send, answered from the gateway's record
+    assert result.text == "1" and result.replayed
+    assert runs_of(effects) == ["gw 1"]
+
+
+async def test_a_keyed_call_cut_midway_runs_once_through_the_host(
+    effects: Path, tmp_path: Path
+) -> None:
+    """The model asks once; the connection drops while the tool runs, and again under the
+    client's own re-send: the host's retry (same key, `host/retry.py`) gets the first run's
+    result, and the tool ran once."""
+    marker = b"mcp-name: slow_bump"
+    async with http_server(SERVER) as url, proxied(url) as proxy:
+        call = ("pay__slow_bump", {"seconds": scaled(1.5)})
+        entry = {
+            "type": "http",
+            "url": proxy.url + "/mcp",
+            "headers": {"Authorization": "Bearer alice"},
+            "trusted": True,
+            "consent": {"allow": ["*"]},
+        }
+
+        async def cut_twice() -> None:
+            await effect_seen(effects)
+            proxy.drop()  # midway
+            await heads_seen(proxy, marker, 2)
+            proxy.drop()  # under the client's re-send: the host's retry is next
+
+        async with FakeAPI(api_path("anthropic"), script("anthropic", [call], "Done.")) as api:
+            cfg = example_config({"PYTHON": sys.executable}, pay=entry)
+            ui = RecordingUI()
+            async with host_for(cfg, api, ui, tmp_path, servers=["pay"]) as host:
+                cutter = asyncio.create_task(cut_twice())
+                await host.agent().ask("Please pay.")
+                await cutter
+        assert sum(marker in head.lower() for head in proxy.heads) >= 3
+    ((text, is_error),) = tool_results("anthropic", api.requests[1])
+    assert not is_error and text.strip() == "1"
+    assert runs_of(effects) == ["alice 1"]
