@@ -5,43 +5,20 @@ records expire; `input_required` is never kept; without the extension nothing ch
 from __future__ import annotations
 
 import asyncio
-import contextlib
-from collections.abc import AsyncIterator, Callable
-from typing import Any
+from collections.abc import AsyncIterator
 
 import pytest
 
-from mcpkit import Context, Server
-from mcpkit.auth import AccessToken
+from idempotency_support import Shop, as_caller, redis_store, still_waiting
+from mcpkit import Server
 from mcpkit.client import Client
-from mcpkit.client.inputs import Elicitation
-from mcpkit.protocol.errors import SERVER_BUSY, InvalidParams, MCPError, ServerBusy
+from mcpkit.protocol.errors import InvalidParams
 from mcpkit.protocol.idempotency import IDEMPOTENCY_EXTENSION, IDEMPOTENCY_KEY
-from mcpkit.server.admission import CANCEL_REQUESTED
-from mcpkit.server.auth.access import current_access
 from mcpkit.server.idempotency import (
-    OUTCOME_UNKNOWN,
     IdempotencyStore,
     MemoryIdempotencyStore,
-    argument_digest,
-    record_id,
 )
-from mcpkit.server.redis_config import RedisConfig
-from mcpkit.server.redis_idempotency import RedisIdempotencyStore
-from processes import REDIS, redis_process
-
-
-@contextlib.asynccontextmanager
-async def redis_store(**options: Any) -> AsyncIterator[tuple[RedisConfig, RedisIdempotencyStore]]:
-    """A real redis-server and a store on it; both closed after."""
-    async with redis_process() as redis:
-        config = RedisConfig(redis.url)
-        store = RedisIdempotencyStore(config, **options)
-        try:
-            yield config, store
-        finally:
-            await store.close()
-            await config.close()
+from processes import REDIS
 
 
 class Clock:
@@ -61,73 +38,6 @@ async def store(request: pytest.FixtureRequest) -> AsyncIterator[IdempotencyStor
         pytest.skip("redis-server is not installed")
     async with redis_store(ttl_seconds=60) as (_, store):
         yield store
-
-
-class Shop:
-    """A server whose tools count their runs."""
-
-    def __init__(self, store: IdempotencyStore | None) -> None:
-        self.server = server = Server("shop", idempotency=store)
-        self.runs = 0
-        self.gate: asyncio.Event | None = None
-        self.entered = asyncio.Event()
-        self.asked = 0
-
-        @server.tool()
-        async def charge(amount: int) -> str:
-            """Not idempotent by itself."""
-            self.runs += 1
-            self.entered.set()
-            if self.gate is not None:
-                await self.gate.wait()
-            return f"charged {amount} (run {self.runs})"
-
-        @server.tool()
-        async def flaky(amount: int) -> str:
-            """Fails with a JSON-RPC error on its first run."""
-            self.runs += 1
-            if self.runs == 1:
-                raise InvalidParams("try again")
-            return f"ok {amount}"
-
-        @server.tool()
-        async def confirm(ctx: Context, amount: int) -> str:
-            """Asks first (MRTR), then acts."""
-            answer = await ctx.elicit(
-                "Sure?", {"type": "object", "properties": {"ok": {"type": "boolean"}}}
-            )
-            self.runs += 1
-            return f"{answer.action} {amount} (run {self.runs})"
-
-    async def elicit(self, request: Elicitation) -> dict[str, Any]:
-        self.asked += 1
-        return {"action": "accept", "content": {"ok": True}}
-
-    def client(self) -> Client:
-        return Client(self.server, elicitation=self.elicit)
-
-    async def held_call(self, client: Client, amount: int) -> tuple[Any, Callable[[], Any]]:
-        """A keyed `charge` that is inside the tool, held there until `gate` is set; and a
-        way to send it again."""
-
-        def call() -> Any:
-            return client.call_tool("charge", {"amount": amount}, idempotency_key="k")
-
-        self.gate = asyncio.Event()
-        first = asyncio.create_task(call())
-        await self.entered.wait()
-        return first, call
-
-
-async def still_waiting(tasks: list[Any]) -> None:
-    done, _ = await asyncio.wait(tasks, timeout=0.2)
-    assert not done  # they wait for the first call; none of them runs the tool
-
-
-def as_caller(name: str | None) -> None:
-    """In process the request runs in the caller's context: set its verified principal (the
-    test runs in a task of its own, so this ends with the test)."""
-    current_access.set(AccessToken(name) if name is not None else None)
 
 
 async def test_the_extension_is_advertised_with_its_ttl(store: IdempotencyStore) -> None:
@@ -314,26 +224,6 @@ async def test_a_running_call_keeps_its_redis_lease() -> None:
         assert shop.runs == 1
 
 
-@pytest.mark.skipif(REDIS is None, reason="redis-server is not installed")
-async def test_a_claim_whose_instance_died_is_outcome_unknown_after_its_lease() -> None:
-    """Its instance is gone and nobody renews its lease: the call may have had its effect, so
-    the key is never free again within the TTL (a repeat learns the outcome is unknown)."""
-    async with redis_store() as (config, store):
-        shop = Shop(store)
-        record = config.key("idempotency", record_id(None, "charge", "k"))
-        digest = argument_digest({"amount": 1}).encode()
-        await config.client().set(record, b"R" + digest + b"gone", px=60_000)
-        await config.client().set(record + ":lease", b"R" + digest + b"gone", px=300)
-        async with shop.client() as client:
-            with pytest.raises(MCPError, match=r"Outcome unknown.*'k'") as raised:
-                await client.call_tool("charge", {"amount": 1}, idempotency_key="k")
-            assert raised.value.code == OUTCOME_UNKNOWN
-            assert raised.value.data == {"idempotencyKey": "k"}
-            with pytest.raises(MCPError, match="Outcome unknown"):  # and stays so
-                await client.call_tool("charge", {"amount": 1}, idempotency_key="k")
-        assert shop.runs == 0
-
-
 async def test_a_repeat_of_a_task_call_follows_the_same_task() -> None:
     """The first result of a task-augmented call is its CreateTaskResult: a repeat gets the
     same task (and its result), not a second task."""
@@ -351,79 +241,3 @@ async def test_a_repeat_of_a_task_call_follows_the_same_task() -> None:
         again = await client.call_tool("job", {"n": 1}, idempotency_key="k")
     assert first.text == again.text == "job 1 done"
     assert started == [1]
-
-
-async def test_a_call_whose_request_went_away_runs_to_its_outcome(store: IdempotencyStore) -> None:
-    """A disconnect cancels the request (TR-HTTP-23), not the keyed call: it runs on detached
-    (CANC-11) and its result answers the re-send, so the tool runs once."""
-    shop = Shop(store)
-    async with shop.client() as client:
-        first, call = await shop.held_call(client, 1)
-        first.cancel()  # the request is gone, as when its connection closes
-        with pytest.raises(asyncio.CancelledError):
-            await first
-        again = asyncio.create_task(call())
-        await still_waiting([again])
-        assert shop.gate is not None
-        shop.gate.set()
-        result = await again
-    assert result.text == "charged 1 (run 1)" and result.replayed
-    assert shop.runs == 1
-
-
-async def test_an_explicit_cancel_leaves_the_outcome_unknown(store: IdempotencyStore) -> None:
-    """`notifications/cancelled` (stdio, 2025-11-25) stops the call midway: it may have had its
-    effect, so the key answers "outcome unknown", never runs the tool again."""
-    shop = Shop(store)
-    async with shop.client() as client:
-        first, call = await shop.held_call(client, 1)
-        first.cancel(CANCEL_REQUESTED)  # how the transports cancel on the client's word
-        with pytest.raises(asyncio.CancelledError):
-            await first
-        with pytest.raises(MCPError, match="Outcome unknown") as raised:
-            await call()
-    assert raised.value.code == OUTCOME_UNKNOWN and raised.value.data == {"idempotencyKey": "k"}
-    assert shop.runs == 1
-
-
-async def test_a_call_stopped_with_the_server_leaves_the_outcome_unknown(
-    store: IdempotencyStore,
-) -> None:
-    """Serving ends (a drain past its grace): the calls still running stop, each leaving
-    "outcome unknown" under its key."""
-    shop = Shop(store)
-    async with shop.client() as client:
-        first, call = await shop.held_call(client, 1)
-        await shop.server.stop_detached()
-        with pytest.raises(asyncio.CancelledError):
-            await first
-        with pytest.raises(MCPError, match="Outcome unknown"):
-            await call()
-    assert shop.runs == 1
-
-
-async def test_keyed_calls_running_at_once_are_capped() -> None:
-    """Past `max_running_per_caller` (or `max_running` in all) a new keyed call is refused
-    with a capacity error before it runs; a replay is no new call and is never refused."""
-    shop = Shop(MemoryIdempotencyStore(max_running=2, max_running_per_caller=1))
-    async with shop.client() as client:
-        as_caller("alice")
-        first, _ = await shop.held_call(client, 1)
-        with pytest.raises(ServerBusy, match="Too many keyed tool calls of yours") as mine:
-            await client.call_tool("charge", {"amount": 2}, idempotency_key="k2")
-        assert mine.value.code == SERVER_BUSY and mine.value.data["retryAfter"] == 1
-        as_caller("bob")
-        shop.entered.clear()
-        second = asyncio.create_task(
-            client.call_tool("charge", {"amount": 3}, idempotency_key="k3")
-        )
-        await shop.entered.wait()  # bob's call is inside the tool
-        as_caller("carol")
-        with pytest.raises(ServerBusy, match=r"Too many keyed tool calls running .*\(2\)"):
-            await client.call_tool("charge", {"amount": 4}, idempotency_key="k4")
-        assert shop.gate is not None
-        shop.gate.set()
-        await asyncio.gather(first, second)
-        as_caller("alice")
-        again = await client.call_tool("charge", {"amount": 2}, idempotency_key="k2")
-    assert not again.replayed  # the refused call left its key free
