@@ -283,3 +283,31 @@ async def test_a_keyed_call_cut_midway_runs_once_through_the_host(
     ((text, is_error),) = tool_results("anthropic", api.requests[1])
     assert not is_error and text.strip() == "1"
     assert runs_of(effects) == ["alice 1"]
+
+
+@pytest.mark.skipif(REDIS is None, reason="redis-server is not installed")
+async def test_a_call_stopped_by_a_drain_is_outcome_unknown_elsewhere(
+    effects: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SIGTERM: the instance drains, the keyed call outlasts the drain and is stopped; its key
+    says "outcome unknown" at once (no lease to wait for), and no instance runs it again."""
+    monkeypatch.setenv("MCPKIT_DRAIN_TIMEOUT", "0.5")
+    arguments = {"seconds": 600}
+    async with (
+        redis_process() as redis,
+        http_process(SERVER, redis.url) as (a, proc),
+        http_server(SERVER, redis.url) as b,
+    ):
+        async with Client(a + "/mcp", headers=ALICE) as client:
+            call = asyncio.create_task(
+                client.call_tool("slow_bump", arguments, idempotency_key="pay-6")
+            )
+            await effect_seen(effects)
+            code = await stop(proc, signal.SIGTERM, scaled(30))
+            assert code in (0, -signal.SIGTERM)  # drained, then re-raised: not killed
+            with pytest.raises(TransportError):
+                await call
+        async with Client(b + "/mcp", headers=ALICE) as client:
+            with pytest.raises(MCPError, match=r"Outcome unknown.*'pay-6'"):
+                await client.call_tool("slow_bump", arguments, idempotency_key="pay-6")
+    assert runs_of(effects) == ["alice 1"]

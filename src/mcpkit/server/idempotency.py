@@ -177,6 +177,8 @@ def guard(store: IdempotencyStore, inner: Handler, calls: DetachedCalls) -> Hand
         try:
             return await asyncio.shield(call)
         except asyncio.CancelledError as cancelled:
+            if call.cancelled() and not _cancelling():
+                raise OutcomeUnknown(key) from None  # stopped under a waiting request
             gate.open = False  # TR-HTTP-24: nothing more on the request's stream
             if cancelled.args[:1] == (CANCEL_REQUESTED,):
                 call.cancel(CANCEL_REQUESTED)  # asked for: stop the work (outcome unknown)
@@ -208,6 +210,11 @@ async def _outcome(
     else:
         await _quietly(store.complete(record, digest, orjson.dumps(result)))
     return result
+
+
+def _cancelling() -> bool:
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
 
 
 class _Gate:

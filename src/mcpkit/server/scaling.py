@@ -4,6 +4,7 @@ wire only (for `mcpkit run --workers`), and a drain before it stops. `Server`'s 
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -52,8 +53,8 @@ class Scaling:
         self.readiness.drain()  # /readyz 503 from now on
         self.tasks.draining = True
         self.subscriptions.close_all()
-        await self.tasks.drain(timeout)
-        await self.settle_detached(timeout)  # keyed calls: their outcome is promised
+        # Keyed calls as well as tasks: their outcome is promised to a re-send.
+        await asyncio.gather(self.tasks.drain(timeout), self.settle_detached(timeout))
 
     async def settle_detached(self, timeout: float) -> None:
         """Give keyed calls still running up to `timeout` seconds to reach their outcome."""
