@@ -11,6 +11,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from idempotency_support import Shop, as_caller, redis_store, still_waiting
+from mcpkit import Server
 from mcpkit.protocol.errors import SERVER_BUSY, MCPError, ServerBusy
 from mcpkit.server.admission import CANCEL_REQUESTED
 from mcpkit.server.idempotency import (
@@ -20,6 +21,7 @@ from mcpkit.server.idempotency import (
     argument_digest,
     record_id,
 )
+from mcpkit.server.redis_idempotency import RedisIdempotencyStore
 from processes import REDIS
 
 
@@ -128,3 +130,15 @@ async def test_keyed_calls_running_at_once_are_capped() -> None:
         as_caller("alice")
         again = await client.call_tool("charge", {"amount": 2}, idempotency_key="k2")
     assert not again.replayed  # the refused call left its key free
+
+
+def test_use_redis_keeps_the_caps() -> None:
+    server = Server(
+        "shop",
+        idempotency=MemoryIdempotencyStore(ttl_seconds=60, max_running=3, max_running_per_caller=2),
+    )
+    server.use_redis("redis://127.0.0.1:1/0")  # nothing connects before serving
+    assert isinstance(server.idempotency, RedisIdempotencyStore)
+    assert server.detached is not None
+    assert (server.detached.max_running, server.detached.max_running_per_caller) == (3, 2)
+    assert server.idempotency.ttl_seconds == 60
