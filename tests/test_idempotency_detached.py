@@ -311,3 +311,21 @@ async def test_a_call_stopped_by_a_drain_is_outcome_unknown_elsewhere(
             with pytest.raises(MCPError, match=r"Outcome unknown.*'pay-6'"):
                 await client.call_tool("slow_bump", arguments, idempotency_key="pay-6")
     assert runs_of(effects) == ["alice 1"]
+
+
+async def test_an_explicit_cancel_over_stdio_leaves_the_outcome_unknown(effects: Path) -> None:
+    """`notifications/cancelled` on stdio stops the keyed call midway (CANC-11 does not apply:
+    the client asked); the same key then answers "outcome unknown", the tool is not run again."""
+    proc = await stdio_server()
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write(keyed_call(600, "pay-7"))
+    await effect_seen(effects)
+    cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}}
+    proc.stdin.write(orjson.dumps(cancel) + b"\n")
+    again = rpc("tools/call", {"name": "slow_bump", "arguments": {"seconds": 600}}, id=2)
+    again["params"]["_meta"][IDEMPOTENCY_KEY] = "pay-7"
+    out, _ = await asyncio.wait_for(proc.communicate(orjson.dumps(again) + b"\n"), scaled(60))
+    (answer,) = [orjson.loads(line) for line in out.splitlines()]  # none for the cancelled one
+    assert answer["id"] == 2 and answer["error"]["code"] == OUTCOME_UNKNOWN
+    assert answer["error"]["data"] == {"idempotencyKey": "pay-7"}
+    assert runs_of(effects) == ["None 1"]
