@@ -39,6 +39,15 @@ async def stop(
 async def http_server(script: Path, *args: str, log: Path | None = None) -> AsyncIterator[str]:
     """`python script PORT *args` serving HTTP; yields its base URL (`http://127.0.0.1:PORT`).
     `log`: where its stderr goes (appended), else nowhere."""
+    async with http_process(script, *args, log=log) as (url, _):
+        yield url
+
+
+@contextlib.asynccontextmanager
+async def http_process(
+    script: Path, *args: str, log: Path | None = None
+) -> AsyncIterator[tuple[str, asyncio.subprocess.Process]]:
+    """`http_server`, with its process (to kill it midway)."""
     for _attempt in range(3):  # a port picked free can be taken before the server binds it
         port = free_port()
         stderr = os.open(log or os.devnull, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
@@ -54,7 +63,7 @@ async def http_server(script: Path, *args: str, log: Path | None = None) -> Asyn
             await stop(proc)
             continue
         try:
-            yield f"http://127.0.0.1:{port}"
+            yield f"http://127.0.0.1:{port}", proc
         finally:
             await stop(proc)
         return

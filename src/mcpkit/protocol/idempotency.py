@@ -8,6 +8,8 @@ tool and key, the server runs the tool once and answers every repeat within `ttl
 the first result; a repeat that is still running waits for it; a repeat with other arguments
 is refused with -32602. `input_required` answers are never kept (the MRTR retry carries the
 same key and runs the tool). Replayed results carry `_meta["dev.mcpkit/idempotentReplay"]: true`.
+A call that ended without an outcome (cancelled, stopped, its server gone) answers repeats with
+error -31100, `data.idempotencyKey` naming the key ("outcome unknown"): it is never run again.
 
 The prefix `dev.mcpkit/` follows the `_meta` key rules (BASE-41..44): our own reverse-DNS
 labels, outside the reserved `modelcontextprotocol`/`mcp` second labels.

@@ -119,6 +119,12 @@ class OpenSession:
         self.params: Final = params
 
 
+#: The message a transport cancels a request's task with when the client asked for it
+#: (`notifications/cancelled`, stdio and 2025-11-25 sessions), as opposed to a connection that
+#: went away: what lets a keyed `tools/call` tell the two apart (`server.idempotency`, CANC-11).
+CANCEL_REQUESTED: Final = "notifications/cancelled"
+
+
 class ClientNotification:
     """A notification of a known shape (or of a method its revision does not define)."""
 

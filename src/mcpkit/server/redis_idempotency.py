@@ -3,12 +3,14 @@
     redis = RedisConfig("redis://10.0.0.5:6379/0", prefix="shop:")
     server = Server("shop", idempotency=RedisIdempotencyStore(redis, ttl_seconds=86400))
 
-One key per record (`prefix + "idempotency:" + record`). A call that claims a key holds it with
-a lease (`lease_seconds`, renewed while the call runs), so a key whose instance died is free
-again once the lease runs out; a completed record holds the result for `ttl_seconds`. A repeat
-on another instance while the first runs polls the key (capped backoff) until it completes.
-Every change is a compare-and-set in one Lua script: a lost lease never overwrites another
-instance's claim. Needs the `redis` package (`pip install 'mcpkit[redis]'`).
+One key per record (`prefix + "idempotency:" + record`) and, while its call runs, a lease
+beside it (`...:lease`, `lease_seconds`, renewed while the call runs). A record is running
+(`R`), done (`D`, the result) or unknown (`U`: the call was stopped, or its instance died and
+its lease lapsed: the first repeat to find a running record without its lease marks it so), for
+`ttl_seconds` after it ended. A repeat on another instance while the first runs polls the
+record (capped backoff) until it ends. Every change is a compare-and-set in one Lua script: a
+lost lease never overwrites another instance's claim, and a lapsed call's key is never free
+again within the TTL. Needs the `redis` package (`pip install 'mcpkit[redis]'`).
 """
 
 from __future__ import annotations
@@ -19,23 +21,44 @@ import logging
 import secrets
 from typing import Any
 
-from .idempotency import DEFAULT_TTL, KeyReused
+from .idempotency import (
+    DEFAULT_MAX_RUNNING,
+    DEFAULT_MAX_RUNNING_PER_CALLER,
+    DEFAULT_TTL,
+    KeyReused,
+    OutcomeUnknown,
+)
 from .redis_config import RedisConfig, as_config, unavailable
 
 __all__ = ["RedisIdempotencyStore"]
 
 log = logging.getLogger("mcpkit.server")
 
-_RUNNING, _DONE = b"R", b"D"
+_RUNNING, _DONE, _UNKNOWN = b"R", b"D", b"U"
 _DIGEST = 64  # hex sha256
-# KEYS[1] the record; ARGV[1] our running value. Each runs atomically in Redis.
-_RENEW = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) end return 0"
-_RELEASE = (
-    "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0"
-)
-_COMPLETE = (
+# KEYS[1] the record, KEYS[2] its lease; ARGV[1] our running value. Each runs atomically.
+# Claim: take a free record (with a lease), or mark a running one whose lease lapsed unknown;
+# the record as it now is.
+_CLAIM = (
     "local v = redis.call('get', KEYS[1]) "
-    "if v == false or v == ARGV[1] then "
+    "if v == false then redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2]) "
+    "redis.call('set', KEYS[2], ARGV[1], 'PX', ARGV[3]) return ARGV[1] end "
+    "if string.sub(v, 1, 1) == 'R' and redis.call('exists', KEYS[2]) == 0 then "
+    "v = 'U' .. string.sub(v, 2, 65) redis.call('set', KEYS[1], v, 'PX', ARGV[2]) end "
+    "return v"
+)
+_RENEW = (
+    "if redis.call('get', KEYS[1]) == ARGV[1] then redis.call('pexpire', KEYS[1], ARGV[3]) "
+    "return redis.call('set', KEYS[2], ARGV[1], 'PX', ARGV[2]) end return 0"
+)
+_RELEASE = (
+    "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1], KEYS[2]) "
+    "end return 0"
+)
+# Complete or abandon: ARGV[2] the ended record. A record marked unknown stays so.
+_END = (
+    "local v = redis.call('get', KEYS[1]) "
+    "if v == false or v == ARGV[1] then redis.call('del', KEYS[2]) "
     "return redis.call('set', KEYS[1], ARGV[2], 'PX', ARGV[3]) end return 0"
 )
 
@@ -48,11 +71,15 @@ class RedisIdempotencyStore:
         ttl_seconds: float = DEFAULT_TTL,
         lease_seconds: float = 30.0,
         max_poll: float = 0.25,
+        max_running: int = DEFAULT_MAX_RUNNING,
+        max_running_per_caller: int = DEFAULT_MAX_RUNNING_PER_CALLER,
     ) -> None:
         if ttl_seconds <= 0 or lease_seconds <= 0:
             raise ValueError("ttl_seconds and lease_seconds must be positive")
         self.redis = as_config(redis)
         self.ttl_seconds = ttl_seconds
+        self.max_running = max_running
+        self.max_running_per_caller = max_running_per_caller
         self.lease_seconds = lease_seconds
         self.max_poll = max_poll
         self._owned: dict[str, bytes] = {}  # record → our running value (renewed)
@@ -62,45 +89,48 @@ class RedisIdempotencyStore:
     def _key(self, record: str) -> str:
         return self.redis.key("idempotency", record)
 
-    async def _run(self, source: str, record: str, *args: bytes | int) -> None:
-        """One of the Lua scripts above, on the record's key (EVALSHA, loaded on first use)."""
+    async def _run(self, source: str, record: str, *args: bytes | int) -> Any:
+        """One of the Lua scripts above, on the record's keys (EVALSHA, loaded on first use)."""
         client = self.redis.client()
         script = self._scripts.get(source)
         if script is None:
             script = self._scripts[source] = client.register_script(source)
-        await script(keys=[self._key(record)], args=list(args), client=client)
+        key = self._key(record)
+        return await script(keys=[key, key + ":lease"], args=list(args), client=client)
 
     async def claim(self, record: str, digest: str) -> bytes | None:
         from redis.exceptions import RedisError
 
-        key = self._key(record)
         mine = _RUNNING + digest.encode() + secrets.token_hex(8).encode()
-        lease_ms = int(self.lease_seconds * 1000)
+        ttl_ms, lease_ms = int(self.ttl_seconds * 1000), int(self.lease_seconds * 1000)
         pause = 0.005
         while True:
             try:
-                client = self.redis.client()
-                if await client.set(key, mine, nx=True, px=lease_ms):
-                    self._owned[record] = mine
-                    self._renew_soon()
-                    return None
-                value = await client.get(key)
+                value = await self._run(_CLAIM, record, mine, ttl_ms, lease_ms)
             except RedisError as exc:
                 raise unavailable("The idempotency store") from exc
-            if value is None:
-                continue  # released or expired meanwhile: claim it
+            if value == mine:
+                self._owned[record] = mine
+                self._renew_soon()
+                return None
             if value[1 : 1 + _DIGEST] != mine[1 : 1 + _DIGEST]:
                 raise KeyReused()
             if value[:1] == _DONE:
                 return bytes(value[1 + _DIGEST :])
-            await asyncio.sleep(pause)  # another call runs it: wait for its result
+            if value[:1] == _UNKNOWN:
+                raise OutcomeUnknown()
+            await asyncio.sleep(pause)  # another call runs it: wait for its outcome
             pause = min(pause * 2, self.max_poll)
 
     async def complete(self, record: str, digest: str, result: bytes) -> None:
+        await self._end(record, _DONE + digest.encode() + result)
+
+    async def abandon(self, record: str, digest: str) -> None:
+        await self._end(record, _UNKNOWN + digest.encode())
+
+    async def _end(self, record: str, ended: bytes) -> None:
         mine = self._owned.pop(record, b"")
-        done = _DONE + digest.encode() + result
-        ttl_ms = int(self.ttl_seconds * 1000)
-        await self._run(_COMPLETE, record, mine, done, ttl_ms)
+        await self._run(_END, record, mine, ended, int(self.ttl_seconds * 1000))
 
     async def release(self, record: str) -> None:
         mine = self._owned.pop(record, None)
@@ -113,12 +143,12 @@ class RedisIdempotencyStore:
 
     async def _renew(self) -> None:
         """Keep the leases of the calls running here (renewed at a third of the lease)."""
-        lease_ms = int(self.lease_seconds * 1000)
+        lease_ms, ttl_ms = int(self.lease_seconds * 1000), int(self.ttl_seconds * 1000)
         while self._owned:
             await asyncio.sleep(self.lease_seconds / 3)
             for record, mine in list(self._owned.items()):
                 try:
-                    await self._run(_RENEW, record, mine, lease_ms)
+                    await self._run(_RENEW, record, mine, lease_ms, ttl_ms)
                 except Exception:  # Redis away: the next round tries again
                     log.debug("idempotency store: cannot renew a lease", exc_info=True)
 

@@ -56,8 +56,15 @@ def use_redis(server: Server, redis: RedisConfig | str) -> None:
     if isinstance(server.idempotency, MemoryIdempotencyStore):
         from .redis_idempotency import RedisIdempotencyStore
 
-        ttl = server.idempotency.ttl_seconds
-        server.set_idempotency(RedisIdempotencyStore(config, ttl_seconds=ttl))
+        memory = server.idempotency
+        server.set_idempotency(
+            RedisIdempotencyStore(
+                config,
+                ttl_seconds=memory.ttl_seconds,
+                max_running=memory.max_running,
+                max_running_per_caller=memory.max_running_per_caller,
+            )
+        )
     from .handles import MemoryHandleStore
 
     if isinstance(server.handles.store, MemoryHandleStore):

@@ -1,19 +1,25 @@
 """What a server needs to run as one of several instances: where its tasks live, the modern
-wire only (for `mcpkit run --workers`), and a drain before it stops. `Server`'s base, beside
+wire only (for `mcpkit run --workers`), idempotency keys with the keyed calls running detached
+from their requests, and a drain before it stops. `Server`'s base, beside
 `Registrations`; `Server.use_redis` moves the shared parts to Redis."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import asyncio
+from typing import TYPE_CHECKING, Any
+
+from . import methods
 
 if TYPE_CHECKING:
+    from .detached import DetachedCalls
+    from .idempotency import IdempotencyStore
     from .readiness import Readiness
     from .subscriptions import SubscriptionHub
     from .tasks import TaskStore
 
 
 class Scaling:
-    """Tasks' store, the legacy wire's refusal and the drain of a server."""
+    """Tasks' store, the legacy wire's refusal, idempotency keys and the drain of a server."""
 
     tasks: TaskStore
     subscriptions: SubscriptionHub
@@ -22,6 +28,20 @@ class Scaling:
     supported_versions: tuple[str, ...]
     advertised_versions: tuple[str, ...]
     legacy_refusal: str | None
+    #: The keyed calls running detached from their requests (idempotency on), else None.
+    detached: DetachedCalls | None = None
+    idempotency: IdempotencyStore | None
+    idempotency_settings: dict[str, Any] | None
+    _methods: dict[str, Any]
+
+    def set_idempotency(self, store: IdempotencyStore) -> None:
+        """Honour idempotency keys on `tools/call`, records in `store` (before serving)."""
+        from .idempotency import DetachedCalls, guard, settings  # loaded only if used
+
+        self.idempotency = store
+        self.detached = DetachedCalls(store.max_running, store.max_running_per_caller)
+        self._methods["tools/call"] = guard(store, methods.tools_call, self.detached)
+        self.idempotency_settings = settings(store)
 
     def set_task_store(self, store: TaskStore) -> None:
         """Keep tasks in `store` (before serving starts)."""
@@ -49,4 +69,16 @@ class Scaling:
         self.readiness.drain()  # /readyz 503 from now on
         self.tasks.draining = True
         self.subscriptions.close_all()
-        await self.tasks.drain(timeout)
+        # Keyed calls as well as tasks: their outcome is promised to a re-send.
+        await asyncio.gather(self.tasks.drain(timeout), self.settle_detached(timeout))
+
+    async def settle_detached(self, timeout: float) -> None:
+        """Give keyed calls still running up to `timeout` seconds to reach their outcome."""
+        if self.detached is not None:
+            await self.detached.settle(timeout)
+
+    async def stop_detached(self) -> None:
+        """Serving ends: keyed calls still running are stopped, each leaving "outcome
+        unknown" under its key (for the memory store, until the process exits)."""
+        if self.detached is not None:
+            await self.detached.stop()

@@ -177,14 +177,6 @@ class Server(Registrations, Scaling):
         self.change_listeners: list[Callable[[str, dict[str, Any] | None], None]] = []
 
     # -- registration: tool(), resource(), prompt(), completion() are `Registrations`' ------
-    def set_idempotency(self, store: IdempotencyStore) -> None:
-        """Honour idempotency keys on `tools/call`, records in `store` (before serving)."""
-        from .idempotency import guard, settings  # loaded only by servers that use it
-
-        self.idempotency = store
-        self._methods["tools/call"] = guard(store, methods.tools_call)
-        self.idempotency_settings = settings(store)
-
     def use_redis(self, redis: RedisConfig | str) -> None:
         """Share every part several instances must share through this Redis: change events,
         tasks, state handles, single-use requestState (see `mcpkit.server.redis_parts`).
@@ -332,10 +324,11 @@ class Server(Registrations, Scaling):
             self.readiness.add_check("event bus", self._bus_ready)  # down: /readyz 503
 
     async def shutdown(self) -> None:
-        """Called by transports when serving ends: listen streams get their final result, then
-        the `lifespan` exits."""
+        """Called by transports when serving ends: listen streams get their final result, keyed
+        calls still running stop (`stop_detached`), then the `lifespan` exits."""
         await self.tasks.close()
         await self.subscriptions.stop()
+        await self.stop_detached()
         stack, self.lifespan_stack = self.lifespan_stack, None
         if stack is not None:
             try:

@@ -36,6 +36,7 @@ from ...protocol.jsonrpc import (
 from ...protocol.meta import RequestMeta
 from ...protocol.versions import LEGACY_LATEST, LEGACY_VERSIONS, PROGRESS_TOKEN
 from .. import methods
+from ..admission import CANCEL_REQUESTED
 from ..subscriptions import RESOURCE_UPDATED
 from .inputs import LegacyInputs
 from .shaping import legacy_error, legacy_page, legacy_result
@@ -190,7 +191,7 @@ class LegacySession:
         if cancelled is not None:
             task = self.tasks.get(cancelled)
             if task is not None:
-                task.cancel()
+                task.cancel(CANCEL_REQUESTED)
         # roots/list_changed, progress for our requests: nothing kept, nothing to do.
 
     def receive_response(self, response: Response) -> None:

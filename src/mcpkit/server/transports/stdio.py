@@ -21,6 +21,7 @@ from ...protocol.errors import InvalidRequest, MCPError
 from ...protocol.jsonrpc import encode_error, encode_result
 from ...telemetry.context import current_transport
 from ..admission import (
+    CANCEL_REQUESTED,
     LEGACY,
     ClientNotification,
     ClientResponse,
@@ -43,6 +44,9 @@ READ_SIZE = 1 << 16
 #: turn of the event loop share writes, and the peer still starts on the first answers while
 #: later ones are computed (a whole turn in one write measured slower at 16 in flight).
 WRITE_BATCH = 8
+#: Seconds keyed calls still running at EOF get to reach their outcome (after the in-flight
+#: requests' own 5 s): a re-send to the next process then replays it (with a shared store).
+KEYED_GRACE = 60.0
 log = logging.getLogger("mcpkit.stdio")
 
 
@@ -107,6 +111,7 @@ class StdioConnection:
             watcher = asyncio.get_running_loop().create_task(watch(self.server.readiness))
         try:
             await self._serve()
+            await self.server.settle_detached(KEYED_GRACE)  # their outcome is promised
         finally:
             if watcher is not None:
                 watcher.cancel()
@@ -207,7 +212,7 @@ class StdioConnection:
             cancelled = admission.cancelled_id
             target = self.tasks.pop(cancelled, None) if cancelled is not None else None
             if target is not None:
-                target.cancel()  # TR-STDIO-10: nothing more is sent for it
+                target.cancel(CANCEL_REQUESTED)  # TR-STDIO-10: nothing more is sent for it
             if session is not None:
                 session.receive_notification(admission)
         elif type(admission) is OpenSession:
