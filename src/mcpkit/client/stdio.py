@@ -85,6 +85,13 @@ class StdioTransport:
     def returncode(self) -> int | None:
         return self._proc.returncode if self._proc is not None else None
 
+    async def exit_code(self, seconds: float) -> int | None:
+        """The process's exit code, waiting up to `seconds` for it (a broken pipe is often seen
+        before the exit is reaped); None if it is still running (or never started)."""
+        if self._proc is not None and self._proc.returncode is None:
+            await self._wait_exit(self._proc, seconds)
+        return self.returncode
+
     async def start(self) -> None:
         if self._proc is not None:
             return

@@ -14,13 +14,14 @@ class Unavailable(Exception):
     """The backend is down or still connecting."""
 
 
-def backend_lost(name: str, client: Client, exc: ConnectionClosed) -> InternalError:
+async def backend_lost(name: str, client: Client, exc: ConnectionClosed) -> InternalError:
     """The error of a call whose backend went away while it ran (its process exited, its
     connection closed): the call's outcome is unknown. A JSON-RPC error, never a tool result
     with isError, so a task following the call ends `failed` (TASK-17) and its client can
     tell that the work may never have happened."""
     transport = client.transport
-    code = transport.returncode if isinstance(transport, StdioTransport) else None
+    # A stdio backend that died is usually seen as a broken pipe a moment before its exit.
+    code = await transport.exit_code(1.0) if isinstance(transport, StdioTransport) else None
     data: dict[str, Any] = {"reason": "backend-exited", "backend": name}
     if code is not None:
         how = f"exited (code {code})"

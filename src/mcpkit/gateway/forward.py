@@ -100,7 +100,7 @@ async def forward(
         return await _stateless(client, method, body, ctx, deadline)
     except ConnectionClosed as exc:
         link.report(exc)  # the link goes down and reconnects
-        raise backend_lost(link.name, client, exc) from None
+        raise await backend_lost(link.name, client, exc) from None
     finally:
         CURRENT_CALL.reset(token)
 
