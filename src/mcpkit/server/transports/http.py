@@ -112,6 +112,10 @@ class StreamableHTTPApp:
         #: Seconds each part of a request body may take to arrive (408 after; None: no limit).
         self.body_timeout = body_timeout
         self.keepalive_interval = keepalive_interval
+        #: Calls whose handler suspended, until answered (what a drain waits for), and the
+        #: error they answer once `stop_calls` cancelled them.
+        self.calls: set[asyncio.Task[Any]] = set()
+        self.stopped: MCPError | None = None
         self.legacy: LegacyHTTP | None = None
         if server.legacy:
             from .legacy_http import LegacyHTTP
@@ -122,6 +126,21 @@ class StreamableHTTPApp:
                 server.telemetry.session_counts.append(self.legacy.sessions.__len__)
         elif session_options:
             raise TypeError(f"session options need a dual-era server: {sorted(session_options)}")
+
+    def in_flight(self) -> int:
+        """Calls being answered that have waited on something (both eras)."""
+        return len(self.calls) + (self.legacy.in_flight() if self.legacy is not None else 0)
+
+    def stop_calls(self, error: MCPError) -> list[asyncio.Task[Any]]:
+        """The server stops now: cancel every call in flight, each answered with `error` (a
+        JSON-RPC error, never an HTTP 500). The tasks cancelled."""
+        self.stopped = error
+        tasks = list(self.calls)
+        for task in tasks:
+            task.cancel()
+        if self.legacy is not None:
+            tasks += self.legacy.stop(error)  # cancelled there
+        return tasks
 
     @property
     def sessions(self) -> SessionRegistry[Any] | None:
@@ -333,6 +352,7 @@ class StreamableHTTPApp:
                 watcher = asyncio.get_running_loop().create_task(
                     cancel_on_disconnect(receive, task)
                 )
+                self.calls.add(task)
                 result = await resume(handler, result)
             body = encode_result(request.id, result)
             status = 200
@@ -347,11 +367,17 @@ class StreamableHTTPApp:
                 assert task is not None
                 task.uncancel()
                 return  # TR-HTTP-24: the client went away; send nothing more.
-            raise
+            if self.stopped is None:
+                raise
+            assert task is not None
+            task.uncancel()  # stopped by `stop_calls`: the client learns why
+            body, status = encode_error(request.id, self.stopped), 200
         except Exception:
             log.exception("internal error answering %s", request.method)
             body, status = encode_error(request.id, InternalError()), 200
         finally:
+            if task is not None:
+                self.calls.discard(task)
             if watcher is not None and not watcher.done():
                 watcher.cancel()
         await responder.finish(body, 200 if responder.streaming else status, extra)

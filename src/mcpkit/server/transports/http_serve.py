@@ -6,9 +6,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
+import signal
 import socket
+import sys
 from typing import TYPE_CHECKING, Any
 
+from ...protocol.errors import InternalError
 from .http import StreamableHTTPApp
 from .tuning import tune_gc
 
@@ -148,7 +152,8 @@ def _uvicorn_server_cls() -> type:
 
 
 class _UvicornServer(_uvicorn_server_cls()):  # type: ignore[misc]
-    """uvicorn's server, draining before it shuts down (see `serve_http`)."""
+    """uvicorn's server, draining before it shuts down (see `serve_http`). The first SIGINT or
+    SIGTERM says so in one line and drains; a second Ctrl-C stops at once (status 130)."""
 
     def __init__(
         self, config: Any, mcp_server: Server, app: StreamableHTTPApp, drain_timeout: float
@@ -157,10 +162,32 @@ class _UvicornServer(_uvicorn_server_cls()):  # type: ignore[misc]
         self._mcp_server = mcp_server
         self._app = app
         self._drain_timeout = drain_timeout
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     async def startup(self, sockets: Any = None) -> None:
+        self._loop = asyncio.get_running_loop()
         await super().startup(sockets)
         tune_gc()
+
+    def handle_exit(self, sig: int, frame: Any) -> None:
+        if self.should_exit and sig == signal.SIGINT:  # the second Ctrl-C: stop now
+            loop = self._loop
+            if loop is None or loop.is_closed():
+                os._exit(130)
+            loop.call_soon_threadsafe(loop.create_task, self._stop_now())
+            return
+        super().handle_exit(sig, frame)
+
+    async def _stop_now(self) -> None:
+        """Answer the calls in flight with an error (a moment at most), then exit 130."""
+        stopped = InternalError("The server was stopped (Ctrl-C) during this call")
+        tasks = self._app.stop_calls(stopped)
+        if tasks:
+            await asyncio.wait(tasks, timeout=0.25)
+        for _ in range(3):  # a 2025-11-25 answer goes on through its stream's task
+            await asyncio.sleep(0)
+        sys.stderr.flush()
+        os._exit(130)
 
     async def shutdown(self, sockets: Any = None) -> None:
         await self._drain(sockets)
@@ -169,7 +196,23 @@ class _UvicornServer(_uvicorn_server_cls()):  # type: ignore[misc]
     async def _drain(self, sockets: Any) -> None:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self._drain_timeout
-        log.info("draining: %d connection(s) open", len(self.server_state.connections))
+        calls = self._app.in_flight()
+        print(
+            f"mcpkit: draining, {calls} call{'' if calls == 1 else 's'} in flight "
+            f"(up to {self._drain_timeout:g} s); press Ctrl-C again to stop now",
+            file=sys.stderr,
+            flush=True,
+        )
+        self._stop_accepting(sockets)
+        work = loop.create_task(self._mcp_server.drain(self._drain_timeout))
+        while self.server_state.connections or not work.done():
+            if loop.time() >= deadline:
+                self._cut_off()
+                break
+            await asyncio.sleep(0.1)  # uvicorn's own pace: connections have no event
+        await work
+
+    def _stop_accepting(self, sockets: Any) -> None:
         for listener in self.servers:  # stop accepting: a proxy takes new ones elsewhere
             listener.close()
         for sock in sockets or []:
@@ -185,14 +228,19 @@ class _UvicornServer(_uvicorn_server_cls()):  # type: ignore[misc]
                 connection.shutdown()  # without the flag, idle connections close now
         if self._app.legacy is not None:
             self._app.legacy.drain()
-        work = loop.create_task(self._mcp_server.drain(self._drain_timeout))
-        while (self.server_state.connections or not work.done()) and not self.force_exit:
-            if loop.time() >= deadline:
-                log.warning(
-                    "drain: %d connection(s) still open after %g s; closing them",
-                    len(self.server_state.connections),
-                    self._drain_timeout,
-                )
-                break
-            await asyncio.sleep(0.1)  # uvicorn's own pace: connections have no event
-        await work
+
+    def _cut_off(self) -> None:
+        """The drain timeout passed: calls still running are answered with an error."""
+        calls = self._app.in_flight()
+        if calls:
+            log.warning(
+                "drain: %d call(s) still running after %g s; answering them with an error",
+                calls,
+                self._drain_timeout,
+            )
+        self._app.stop_calls(
+            InternalError(
+                f"The server stopped before this call finished (drain timeout "
+                f"{self._drain_timeout:g} s); retry it if it is safe to repeat"
+            )
+        )
