@@ -37,7 +37,7 @@ from .asgi import (
 )
 from .http_auth import authenticate, scope_challenge, send_metadata
 from .http_health import HEALTH_PATHS, answer_health
-from .http_listen import listen
+from .http_listen import ListenBudget, listen
 from .http_validation import HostPolicy
 
 if TYPE_CHECKING:
@@ -91,6 +91,7 @@ class StreamableHTTPApp:
         max_body_size: int = DEFAULT_MAX_BODY,
         body_timeout: float | None = DEFAULT_BODY_TIMEOUT,
         keepalive_interval: float = 15.0,
+        max_listen_streams: int | None = None,
         auth: BearerAuth | None = None,
         health: bool = True,
         **session_options: Any,
@@ -100,7 +101,8 @@ class StreamableHTTPApp:
         `session_options` tune 2025-11-25 sessions (see `LegacyHTTP`): `max_sessions`,
         `idle_timeout` (seconds, None keeps idle sessions), `request_timeout`, `retry_ms`,
         `replay_events`, `session_id_prefix`, `clock`.
-        `health`: answer `/healthz` and `/readyz` beside the endpoint (see `http_health`)."""
+        `health`: answer `/healthz` and `/readyz` beside the endpoint (see `http_health`).
+        `max_listen_streams`: listen streams open at once (both eras), 503 past it (`budget`)."""
         self.server = server
         self.health = health
         #: The server has telemetry: its spans learn the transport (`network.transport`).
@@ -112,6 +114,7 @@ class StreamableHTTPApp:
         #: Seconds each part of a request body may take to arrive (408 after; None: no limit).
         self.body_timeout = body_timeout
         self.keepalive_interval = keepalive_interval
+        self.listeners = ListenBudget(max_listen_streams)
         #: Calls whose handler suspended, until answered (what a drain waits for), and the
         #: error they answer once `stop_calls` cancelled them.
         self.calls: set[asyncio.Task[Any]] = set()
@@ -242,7 +245,8 @@ class StreamableHTTPApp:
                     await send_error(send, exc)
                     return
                 if method == "GET":
-                    await legacy.get(found, last_event_id, receive, send)
+                    standalone = legacy.get(found, last_event_id, receive, send)
+                    await self.listeners.hold(standalone, send, None)
                 else:
                     await legacy.delete(found, send)
                 return
@@ -304,7 +308,8 @@ class StreamableHTTPApp:
                 assert legacy is not None
                 await legacy.answer(session, admitted, stream, receive, send)
             elif admitted.method == "subscriptions/listen":
-                await listen(self.server, admitted, self.keepalive_interval, receive, send)
+                listening = listen(self.server, admitted, self.keepalive_interval, receive, send)
+                await self.listeners.hold(listening, send, admitted.id)
             else:
                 await self._answer(admitted, responder, receive, send)
         elif type(admitted) is OpenSession:

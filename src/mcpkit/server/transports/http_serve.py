@@ -10,7 +10,7 @@ import os
 import signal
 import socket
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from ...protocol.errors import InternalError
 from .http import StreamableHTTPApp
@@ -36,7 +36,8 @@ def serve_http(
     max_header_line: int = 8 * 1024,
     max_header_bytes: int = 32 * 1024,
     max_headers: int = 100,
-    max_connections: int | None = 1000,
+    max_connections: int | Literal["auto"] | None = "auto",
+    max_listen_streams: int | Literal["auto"] | None = "auto",
     drain_timeout: float | None = None,
     reuse_port: bool = False,
     **options: Any,
@@ -51,6 +52,11 @@ def serve_http(
     one before (408), `max_connections` open connections (503 + Retry-After), idle keep-alive
     connections closed after `keep_alive_timeout`. The app's own options (`max_body_size` →
     413, ...) pass through.
+
+    Connections: the soft file-descriptor limit is raised to the hard one, and "auto" caps
+    are sized from it (`budget`): `max_connections` all but 100 descriptors, and
+    `max_listen_streams` (listen streams of both eras) a tenth fewer, kept for calls, so
+    that listeners never starve calls. Refusals are logged once per 10 s with their count.
 
     On SIGTERM (or Ctrl-C) the instance drains before it exits: it stops accepting
     connections, reports not ready (`server.draining`), ends listen streams with their result
@@ -82,6 +88,8 @@ def serve_http(
         options.setdefault("session_id_prefix", settings.session_id_prefix)
     if settings.allowed_hosts is not None:
         options.setdefault("allowed_hosts", list(settings.allowed_hosts))
+    max_connections, listeners = _caps(max_connections, max_listen_streams)
+    options.setdefault("max_listen_streams", listeners)
     http: Any = "h11"  # without httptools: uvicorn's h11, its head size limited only
     with contextlib.suppress(ImportError):
         from .http_limits import HttpLimits, limited_protocol
@@ -123,6 +131,21 @@ def serve_http(
     )
     sockets = [_shared_port(host, port)] if reuse_port else None
     _UvicornServer(config, server, app, drain_timeout).run(sockets=sockets)
+
+
+def _caps(
+    connections: int | Literal["auto"] | None, listeners: int | Literal["auto"] | None
+) -> tuple[int | None, int | None]:
+    """`max_connections` and `max_listen_streams`, "auto" sized from the descriptor limit
+    (raised first) or from the connections given."""
+    from .budget import budget_for, raise_fd_limit, split
+
+    fds = raise_fd_limit()
+    if connections == "auto":
+        connections = budget_for(fds).max_connections
+    if listeners == "auto":
+        listeners = split(connections).max_listen_streams if connections is not None else None
+    return connections, listeners
 
 
 def _shared_port(host: str, port: int) -> socket.socket:
