@@ -4,7 +4,8 @@ reaches all of them.
     python listeners.py --streams 10000 --out results/listeners.json   # mcpkit and the SDK
 
 For each server (mcpkit under `mcpkit run` with default settings; the official SDK mcp 2.3.0
-as the harness anchor serves it), one run: start the server, open `--streams` 2026-07-28
+as the harness anchor serves it, on its defaults and as `sdk-raised` with its listen limit
+raised to `--streams`), one run: start the server, open `--streams` 2026-07-28
 `subscriptions/listen` streams (each on its own connection, each waiting for its
 acknowledgement), read the server's RSS, call the tool `change` (it announces a tool-list
 change), and time when each stream receives `notifications/tools/list_changed` (p50 and
@@ -122,13 +123,16 @@ def rss_kib(pid: int) -> int:
     raise RuntimeError("no VmRSS")
 
 
-def server_argv(name: str, port: int) -> list[str]:
+def server_argv(name: str, port: int, streams: int) -> list[str]:
     if name == "mcpkit":
         py = os.environ.get("MCPKIT_PY", os.path.join(VENVS, "mcpkit/bin/python"))
         return [py, "-m", "mcpkit", "run", os.path.join(HERE, "listen_server.py"), "--transport", "http",
                 "--port", str(port), "--quiet"]
     py = os.environ.get("SDK_PY", os.path.join(VENVS, "sdk/bin/python"))
-    return [py, os.path.join(HERE, "sdk_listen_server.py"), "--port", str(port)]
+    argv = [py, os.path.join(HERE, "sdk_listen_server.py"), "--port", str(port)]
+    if name == "sdk-raised":  # its listen limit (1,024 by default) raised to the streams opened
+        argv += ["--max-subscriptions", str(streams)]
+    return argv
 
 
 async def wait_port(port: int, proc: asyncio.subprocess.Process, timeout: float) -> None:
@@ -155,7 +159,7 @@ async def call_change(port: int, timeout: float) -> float:
 
 
 async def measure(name: str, a: argparse.Namespace, port: int) -> dict[str, Any]:
-    server = await asyncio.create_subprocess_exec(*server_argv(name, port), stderr=asyncio.subprocess.PIPE)
+    server = await asyncio.create_subprocess_exec(*server_argv(name, port, a.streams), stderr=asyncio.subprocess.PIPE)
     workers: list[asyncio.subprocess.Process] = []
     try:
         await wait_port(port, server, 60)
@@ -208,7 +212,8 @@ def markdown(results: dict[str, Any]) -> list[str]:
            f"`listeners.py`: {results['streams']:,} `subscriptions/listen` streams (2026-07-28), each on its own "
            "loopback connection, against each server on its default settings (mcpkit under `mcpkit run`); then "
            "one `tools/call change` announces a tool-list change. RSS is the server's growth over its idle RSS, "
-           "per stream; fan-out is from the call to each stream's notification.", "",
+           "per stream; fan-out is from the call to each stream's notification. `sdk` refuses listen streams past "
+           "its default limit (1,024); `sdk-raised` has that limit raised to the streams opened.", "",
            "| server | streams open | refused | RSS per stream | fan-out p50 | fan-out p100 | notified |",
            "|---|---:|---:|---:|---:|---:|---:|"]
     for r in results["results"]:
@@ -232,7 +237,7 @@ def main() -> int:
         asyncio.run(worker(int(port), int(count), source, int(opening), float(timeout)))
         return 0
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--servers", default="mcpkit,sdk")
+    ap.add_argument("--servers", default="mcpkit,sdk,sdk-raised")
     ap.add_argument("--streams", type=int, default=10_000)
     ap.add_argument("--workers", type=int, default=4)
     ap.add_argument("--opening", type=int, default=64, help="connections being opened at once, per worker")
