@@ -195,11 +195,18 @@ async def test_ctrl_c_drains_calls_in_flight_and_answers_the_rest(era: str) -> N
     proc, port = await _http_server(drain_timeout=1)
     async with aiohttp.ClientSession() as s:
         response = await _call_in_flight(s, port, era)
+        listen = rpc("subscriptions/listen", {"notifications": {"toolsListChanged": True}}, id=7)
+        headers = headers_for(listen)
+        headers.pop("host")
+        url = f"http://127.0.0.1:{port}/mcp"
+        stream = await s.post(url, data=orjson.dumps(listen), headers=headers)
+        assert b"acknowledged" in await stream.content.readuntil(b"\n\n")
         proc.proc.send_signal(signal.SIGINT)
         line = await proc.line_with("draining")
         assert line == (
             "mcpkit: draining, 1 call in flight (up to 1 s); press Ctrl-C again to stop now"
         )
+        assert (await _answer(stream))["id"] == 7  # the listen stream ends with its result
         answer = await _answer(response)  # a JSON-RPC error, not an HTTP 500
         assert answer["id"] == 1 and answer["error"]["code"] == -32603
         assert "drain timeout 1 s" in answer["error"]["message"]
