@@ -186,6 +186,7 @@ class _UvicornServer(_uvicorn_server_cls()):  # type: ignore[misc]
         self._app = app
         self._drain_timeout = drain_timeout
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._stopping: asyncio.Task[None] | None = None
 
     async def startup(self, sockets: Any = None) -> None:
         self._loop = asyncio.get_running_loop()
@@ -197,9 +198,12 @@ class _UvicornServer(_uvicorn_server_cls()):  # type: ignore[misc]
             loop = self._loop
             if loop is None or loop.is_closed():
                 os._exit(130)
-            loop.call_soon_threadsafe(loop.create_task, self._stop_now())
+            loop.call_soon_threadsafe(self._start_stopping_now, loop)
             return
         super().handle_exit(sig, frame)
+
+    def _start_stopping_now(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._stopping = loop.create_task(self._stop_now())  # kept: the loop holds weak refs
 
     async def _stop_now(self) -> None:
         """Answer the calls in flight with an error (a moment at most), then exit 130."""
