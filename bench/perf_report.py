@@ -2,8 +2,8 @@
 
     python perf_report.py RESULTS_DIR --docs ../docs [--wall-seconds N]
 
-RESULTS_DIR holds harness/run-*.json (run.py), mrtr/mrtr-*.json (mrtr_bench.py),
-two/two-*.json (two_instances.py) and import_time.json (import_time.py). Figures are medians
+RESULTS_DIR holds harness/run-*.json (run.py), mrtr/mrtr-*.json (mrtr_bench.py), two/two-*.json
+(two_instances.py), listeners.json (listeners.py), import_time.json. Figures are medians
 over the repeats (the harness's own `report.aggregate`); the targets of issue 8 are checked on
 those medians. Runs on the generator venv (matplotlib); imports no MCP library.
 """
@@ -318,10 +318,7 @@ def main() -> int:
     F = Figures(runs)
     mrtr = [r for run in load(os.path.join(a.results, "mrtr", "mrtr-*.json")) for r in run["results"]]
     two = [r for run in load(os.path.join(a.results, "two", "two-*.json")) for r in run["results"]]
-    imports: dict[str, Any] = {}
-    if os.path.exists(os.path.join(a.results, "import_time.json")):
-        with open(os.path.join(a.results, "import_time.json")) as f:
-            imports = json.load(f)
+    imports: dict[str, Any] = next(iter(load(os.path.join(a.results, "import_time.json"))), {})
     os.makedirs(a.docs, exist_ok=True)
     chart(F, os.path.join(a.docs, "performance.png"))
     meta = runs[0]["meta"]
@@ -379,6 +376,9 @@ def main() -> int:
                 "between them; `mrtr-cross` sends each MRTR retry to the *other* instance than its first round. "
                 "With 2 CPUs the generator shares the cores with the two servers, so compare CPU per unit, not "
                 "rps.", ""] + tt
+    for listeners in load(os.path.join(a.results, "listeners.json")):
+        from listeners import markdown  # bench/listeners.py: the section it measured
+        out += ["", *markdown(listeners)]
     if imports:
         out += ["", "## Import time (wall, median of "
                 f"{imports.get('n')} fresh interpreters; bare `python -c pass` = {imports.get('python_pass_ms')} ms)",

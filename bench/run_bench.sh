@@ -4,7 +4,7 @@
 # two-instance and import-time figures, and write docs/performance.md + docs/performance.png.
 #
 # Knobs (environment): REPEAT (3), DURATION (3 s), WARMUP (1 s), COLD_STARTS (3 per repeat),
-# PORT_BASE (24100), MCPBENCH_DIR (../shared/bench), BENCH_VENVS (bench/.venvs), OUT.
+# PORT_BASE (24100), LISTENERS (10000), MCPBENCH_DIR (../shared/bench), BENCH_VENVS (bench/.venvs), OUT.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(dirname "$here")
@@ -25,13 +25,13 @@ OUT=${OUT:-$here/results/bench-$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$OUT"
 echo "results: $OUT"
 
-# Progress on the terminal: one line per harness leg, then one per later step (4 of them).
+# Progress on the terminal: one line per harness leg, then one per later step (5 of them).
 TARGETS=(--targets "$MCPBENCH_DIR/targets.raw.json" --targets "$MCPBENCH_DIR/anchors/targets.json"
   --targets "$here/targets.json")
 ONLY=raw-http,raw-stdio,mcpkit,sdk,fastmcp,mcpkit-client,sdk-client-on-mcpkit,mcpkit-client-on-sdk,sdk-client
 TOTAL=$("$G" "$here/progress.py" plan "${TARGETS[@]}" --only "$ONLY" \
-  --transports http,stdio --repeat "$REPEAT" --extra 4)
-step() { "$G" "$here/progress.py" step --n $((TOTAL - 4 + $1)) --total "$TOTAL" --start "$start" "$2"; }
+  --transports http,stdio --repeat "$REPEAT" --extra 5)
+step() { "$G" "$here/progress.py" step --n $((TOTAL - 5 + $1)) --total "$TOTAL" --start "$start" "$2"; }
 
 # 1. servers and clients, interleaved per repeat (about 6 min per repeat on 2 cores)
 "$G" "$MCPBENCH_DIR/run.py" "${TARGETS[@]}" --only "$ONLY" \
@@ -53,7 +53,11 @@ step 2 "two instances"
 step 3 "import time"
 "$MCPKIT_PY" "$here/import_time.py" --python "$MCPKIT_PY" -n 10 --json "$OUT/import_time.json" \
   mcpkit "from mcpkit import Server" "from mcpkit.client import Client" > /dev/null
-# 5. the report
-step 4 "report"
+# 5. 10,000 listen streams, one change: mcpkit (`mcpkit run`, defaults) and the SDK
+step 4 "listen streams"
+"$G" "$here/listeners.py" --streams "${LISTENERS:-10000}" --port $((PORT_BASE + 900)) \
+  --out "$OUT/listeners.json" 2> "$OUT/listeners.log"
+# 6. the report
+step 5 "report"
 "$G" "$here/perf_report.py" "$OUT" --docs "$repo/docs" --wall-seconds $(($(date +%s) - start))
 echo "wrote $repo/docs/performance.md and performance.png in $(( ($(date +%s) - start) / 60 )) min"

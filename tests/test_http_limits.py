@@ -6,21 +6,26 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
+import resource
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
 
 from scale_support import Connection
-from support import ROOT, free_port, headers_for, rpc, wait_port
+from support import ROOT, free_port, headers_for, rpc, scaled, wait_port
 from wire_schemas import MODERN, check
 
 LIMITS = {"header_timeout": 1, "body_timeout": 1, "max_body_size": 1000}
 
 
-async def start(options: dict[str, Any]) -> tuple[asyncio.subprocess.Process, int]:
+async def start(
+    options: dict[str, Any], preexec_fn: Callable[[], None] | None = None
+) -> tuple[asyncio.subprocess.Process, int]:
     port = free_port()
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
@@ -28,6 +33,7 @@ async def start(options: dict[str, Any]) -> tuple[asyncio.subprocess.Process, in
         str(port),
         json.dumps(options),
         stderr=asyncio.subprocess.PIPE,
+        preexec_fn=preexec_fn,
     )
     await wait_port(port, proc)
     return proc, port
@@ -166,6 +172,8 @@ async def test_past_max_connections_gets_503_with_retry_after() -> None:
         status, body = status_and_body(reply)
         assert status == 503 and b"retry-after: 5" in reply.lower()
         assert body["error"]["code"] == -31000 and unread(body)
+        for _ in range(3):
+            assert (await exchange(port, request_bytes(message))).startswith(b"HTTP/1.1 503")
         for _, writer in held:
             writer.close()
         for _ in range(50):  # the held connections' close reaches the server
@@ -176,6 +184,87 @@ async def test_past_max_connections_gets_503_with_retry_after() -> None:
                 await asyncio.sleep(0.05)
         else:
             raise AssertionError("not served again after the connections closed")
+    finally:
+        proc.terminate()
+        await asyncio.wait_for(proc.wait(), 10)
+    assert proc.stderr is not None
+    lines = (await proc.stderr.read()).decode().splitlines()
+    refused = [line[line.index("refused") :] for line in lines if "refused" in line]
+    assert refused == [  # one line per 10 s, not one per refusal
+        "refused 1 connection: connection cap 2 reached; raise "
+        "max_connections (mcpkit run --max-connections) and the descriptor limit (ulimit -n), "
+        "or add instances"
+    ], lines
+
+
+LISTEN = rpc("subscriptions/listen", {"notifications": {"toolsListChanged": True}})
+
+
+async def open_listen(port: int) -> tuple[int, asyncio.StreamReader, asyncio.StreamWriter]:
+    """A listen stream on its own connection: the status, and the connection (open)."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.write(request_bytes(LISTEN))
+    head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), scaled(10))
+    status = int(head.split(b" ", 2)[1])
+    if status == 200:  # listening once acknowledged
+        event = await asyncio.wait_for(reader.readuntil(b"\n\n"), scaled(10))
+        assert b"notifications/subscriptions/acknowledged" in event, event
+    return status, reader, writer
+
+
+async def test_listeners_past_their_budget_never_starve_calls() -> None:
+    # 20 connections: 10 kept for calls, 10 for listen streams (the "auto" split).
+    proc, port = await start({"max_connections": 20})
+    opened: list[asyncio.StreamWriter] = []
+    try:
+        statuses = []
+        for _ in range(20):  # as many listeners as connections
+            status, _reader, writer = await open_listen(port)
+            statuses.append(status)
+            if status == 200:
+                opened.append(writer)
+            else:
+                writer.close()
+        assert statuses == [200] * 10 + [503] * 10, statuses
+        for _ in range(3):  # calls are served all the same
+            await echo_ok(port)
+    finally:
+        for writer in opened:
+            writer.close()
+        proc.terminate()
+        await asyncio.wait_for(proc.wait(), 10)
+    assert proc.stderr is not None
+    err = (await proc.stderr.read()).decode()
+    refused = [line[line.index("refused") :] for line in err.splitlines() if "refused" in line]
+    assert refused == [
+        "refused 1 listen stream: listen-stream cap 10 reached; raise "
+        "max_listen_streams (mcpkit run --max-listen-streams) and the descriptor limit "
+        "(ulimit -n), or add instances"
+    ], err
+
+
+def _low_fd_limit() -> None:
+    _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (min(1024, hard), hard))
+
+
+def _max_open_files(pid: int) -> tuple[str, str]:
+    for line in Path(f"/proc/{pid}/limits").read_text().splitlines():
+        if line.startswith("Max open files"):
+            soft, hard = line.split()[3:5]
+            return soft, hard
+    raise AssertionError("no 'Max open files' line")
+
+
+@pytest.mark.skipif(not Path("/proc/self/limits").exists(), reason="needs /proc")
+async def test_run_raises_the_soft_descriptor_limit_to_the_hard_one() -> None:
+    _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard <= 1024:
+        pytest.skip("the hard descriptor limit is 1024: nothing to raise")
+    proc, _port = await start({}, preexec_fn=_low_fd_limit)
+    try:
+        soft_now, hard_now = _max_open_files(proc.pid)
+        assert soft_now == hard_now == str(hard)
     finally:
         proc.terminate()
         await asyncio.wait_for(proc.wait(), 10)
@@ -218,3 +307,46 @@ def test_mcpkit_run_passes_the_limits(tmp_path: Any) -> None:
         "http [('body_timeout', 7.0), ('header_timeout', 5.0), ('host', '127.0.0.1'), "
         f"('max_body_size', 1000), ('max_connections', 10), ('port', {port})]"
     )
+
+
+class _Lines(logging.Handler):
+    """The messages logged, and an event once `wanted` of them were."""
+
+    def __init__(self, wanted: int) -> None:
+        super().__init__()
+        self.messages: list[str] = []
+        self.wanted = wanted
+        self.enough = asyncio.Event()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+        if len(self.messages) >= self.wanted:
+            self.enough.set()
+
+
+async def test_refusals_are_counted_in_one_line_per_interval() -> None:
+    from mcpkit.server.transports.budget import RefusalLog
+
+    logger = logging.getLogger("mcpkit.test.refusals")
+    lines = _Lines(wanted=2)
+    logger.addHandler(lines)
+    try:
+        refusals = RefusalLog(logger, "connection", interval=0.05)
+        for _ in range(1001):
+            refusals.refused("cap 9 reached; raise it")
+        await asyncio.wait_for(lines.enough.wait(), scaled(5))  # the interval's line
+    finally:
+        logger.removeHandler(lines)
+    assert lines.messages == [
+        "refused 1 connection: cap 9 reached; raise it",
+        "refused 1,000 connections in the last 0.05 s: cap 9 reached; raise it",
+    ]
+
+
+def test_the_budget_keeps_room_for_calls() -> None:
+    from mcpkit.server.transports.budget import budget_for, split
+
+    assert budget_for(20_000) == split(19_900)
+    assert split(19_900).max_listen_streams == 17_910
+    assert split(20).max_listen_streams == 10  # at most half goes to calls
+    assert budget_for(256).max_connections == 200  # never below two reserves

@@ -103,3 +103,17 @@ async def test_several_subscriptions_at_once() -> None:
         assert na["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == "a"
         assert nb["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == "b"
     assert len(server.subscriptions) == 0
+
+
+async def test_listen_streams_past_max_listen_streams_are_refused_busy() -> None:
+    server = resource_server()
+    http = AsgiClient(server.http_app(max_listen_streams=1))
+    listen = rpc("subscriptions/listen", {"notifications": {"toolsListChanged": True}})
+    async with http.stream(listen) as first:
+        assert isinstance(await first.next(), dict)  # acknowledged
+        refused = await http.post(listen)
+        assert refused.status == 503 and refused.headers["retry-after"] == "5"
+        assert refused.code == -31000 and "listen streams" in refused.json["error"]["message"]
+        assert (await http.post(rpc("tools/list"))).status == 200  # calls are not affected
+    async with http.stream(listen) as again:  # the first one ended: room again
+        assert isinstance(await again.next(), dict)

@@ -165,7 +165,12 @@ def run(
         float | None, typer.Option(help="HTTP: seconds between body reads [60] (408 after).")
     ] = None,
     max_connections: Annotated[
-        int | None, typer.Option(help="HTTP: open connections [1000] (503 past it).")
+        int | None,
+        typer.Option(help="HTTP: open connections [from ulimit -n] (503 past it)."),
+    ] = None,
+    max_listen_streams: Annotated[
+        int | None,
+        typer.Option(help="HTTP: listen streams [a tenth under --max-connections] (503 past it)."),
     ] = None,
     max_body_size: Annotated[
         int | None, typer.Option(help="HTTP: request body bytes [4 MiB] (413 past it).")
@@ -210,6 +215,7 @@ def run(
             "header_timeout": header_timeout,
             "body_timeout": body_timeout,
             "max_connections": max_connections,
+            "max_listen_streams": max_listen_streams,
             "max_body_size": max_body_size,
         },
     )

@@ -89,6 +89,8 @@ class LegacySession:
         self.tasks: dict[Any, asyncio.Task[None]] = {}
         self.notify_outbox: Outbox | None = None  # session-wide messages (GET stream, stdout)
         self.closed = False
+        #: Set by `stop()`: what requests cancelled from now on answer (None: no answer).
+        self.stopped: MCPError | None = None
         self._pending: dict[int, asyncio.Future[Any]] = {}
         self._next_id = 0
         self.opened = time.monotonic()
@@ -138,6 +140,14 @@ class LegacySession:
         self.subscriptions.clear()
         self.notify_outbox = None
 
+    def stop(self, error: MCPError) -> list[asyncio.Task[None]]:
+        """The instance stops: cancel the requests in flight, each answered with `error`."""
+        self.stopped = error
+        tasks = list(self.tasks.values())
+        for task in tasks:
+            task.cancel()
+        return tasks
+
     # -- client → server ------------------------------------------------------------------------
     def start(self, request: ServerRequest) -> None:
         """Run one admitted request in its own task, owned by the session (disconnect is not
@@ -157,7 +167,10 @@ class LegacySession:
         try:
             data = await self.respond(request)
         except asyncio.CancelledError:
-            data = None  # cancellation: no response (2025-11-25 utilities/cancellation)
+            # A cancellation has no response (2025-11-25 utilities/cancellation), unless
+            # the instance stopped it (`stop`): then the client learns why.
+            stopped = self.stopped
+            data = None if stopped is None else encode_error(request.id, legacy_error(stopped))
         finally:
             try:
                 outbox.finish(data)  # still in flight as it answers (stdio batches its writes)

@@ -41,7 +41,7 @@ from .asgi import (
 )
 from .http_auth import authenticate, scope_challenge, send_metadata
 from .http_health import HEALTH_PATHS, answer_health
-from .http_listen import listen
+from .http_listen import ListenBudget, listen
 from .http_validation import HostPolicy
 
 if TYPE_CHECKING:
@@ -95,6 +95,7 @@ class StreamableHTTPApp:
         max_body_size: int = DEFAULT_MAX_BODY,
         body_timeout: float | None = DEFAULT_BODY_TIMEOUT,
         keepalive_interval: float = 15.0,
+        max_listen_streams: int | None = None,
         auth: BearerAuth | None = None,
         health: bool = True,
         **session_options: Any,
@@ -104,7 +105,8 @@ class StreamableHTTPApp:
         `session_options` tune 2025-11-25 sessions (see `LegacyHTTP`): `max_sessions`,
         `idle_timeout` (seconds, None keeps idle sessions), `request_timeout`, `retry_ms`,
         `replay_events`, `session_id_prefix`, `clock`.
-        `health`: answer `/healthz` and `/readyz` beside the endpoint (see `http_health`)."""
+        `health`: answer `/healthz` and `/readyz` beside the endpoint (see `http_health`).
+        `max_listen_streams`: listen streams open at once (both eras), 503 past it (`budget`)."""
         self.server = server
         self.health = health
         #: The server has telemetry: its spans learn the transport (`network.transport`).
@@ -116,6 +118,11 @@ class StreamableHTTPApp:
         #: Seconds each part of a request body may take to arrive (408 after; None: no limit).
         self.body_timeout = body_timeout
         self.keepalive_interval = keepalive_interval
+        self.listeners = ListenBudget(max_listen_streams)
+        #: Calls whose handler suspended, until answered (what a drain waits for), and the
+        #: error they answer once `stop_calls` cancelled them.
+        self.calls: set[asyncio.Task[Any]] = set()
+        self.stopped: MCPError | None = None
         self.legacy: LegacyHTTP | None = None
         if server.legacy:
             from .legacy_http import LegacyHTTP
@@ -126,6 +133,21 @@ class StreamableHTTPApp:
                 server.telemetry.session_counts.append(self.legacy.sessions.__len__)
         elif session_options:
             raise TypeError(f"session options need a dual-era server: {sorted(session_options)}")
+
+    def in_flight(self) -> int:
+        """Calls being answered that have waited on something (both eras)."""
+        return len(self.calls) + (self.legacy.in_flight() if self.legacy is not None else 0)
+
+    def stop_calls(self, error: MCPError) -> list[asyncio.Task[Any]]:
+        """The server stops now: cancel every call in flight, each answered with `error` (a
+        JSON-RPC error, never an HTTP 500). The tasks cancelled."""
+        self.stopped = error
+        tasks = list(self.calls)
+        for task in tasks:
+            task.cancel()
+        if self.legacy is not None:
+            tasks += self.legacy.stop(error)  # cancelled there
+        return tasks
 
     @property
     def sessions(self) -> SessionRegistry[Any] | None:
@@ -248,7 +270,8 @@ class StreamableHTTPApp:
                     await send_error(send, exc)
                     return
                 if method == "GET":
-                    await legacy.get(found, last_event_id, receive, send)
+                    standalone = legacy.get(found, last_event_id, receive, send)
+                    await self.listeners.hold(standalone, send, None)
                 else:
                     await legacy.delete(found, send)
                 return
@@ -310,7 +333,8 @@ class StreamableHTTPApp:
                 assert legacy is not None
                 await legacy.answer(session, admitted, stream, receive, send)
             elif admitted.method == "subscriptions/listen":
-                await listen(self.server, admitted, self.keepalive_interval, receive, send)
+                listening = listen(self.server, admitted, self.keepalive_interval, receive, send)
+                await self.listeners.hold(listening, send, admitted.id)
             else:
                 await self._answer(admitted, responder, receive, send)
         elif type(admitted) is OpenSession:
@@ -358,6 +382,7 @@ class StreamableHTTPApp:
                 watcher = asyncio.get_running_loop().create_task(
                     cancel_on_disconnect(receive, task)
                 )
+                self.calls.add(task)
                 result = await resume(handler, result)
             body = encode_result(request.id, result)
             status = 200
@@ -372,11 +397,17 @@ class StreamableHTTPApp:
                 assert task is not None
                 task.uncancel()
                 return  # TR-HTTP-24: the client went away; send nothing more.
-            raise
+            if self.stopped is None:
+                raise
+            assert task is not None
+            task.uncancel()  # stopped by `stop_calls`: the client learns why
+            body, status = encode_error(request.id, self.stopped), 200
         except Exception:
             log.exception("internal error answering %s", request.method)
             body, status = encode_error(request.id, InternalError()), 200
         finally:
+            if task is not None:
+                self.calls.discard(task)
             if watcher is not None and not watcher.done():
                 watcher.cancel()
         await responder.finish(body, 200 if responder.streaming else status, extra)

@@ -13,6 +13,7 @@ how long or how large a request head may be. `limited_protocol()` subclasses it:
     max_header_bytes  32 KiB   the whole head                                        → 431
     max_headers       100      header fields                                         → 431
     max_connections   1000     open connections; one more is answered               → 503
+                               (`serve_http` sizes it from the descriptor limit: `budget`)
 
 Every refusal is a JSON-RPC error without an `id` (the request was never read: BASE-11), a
 `Connection: close`, and for 503 a `Retry-After`. The body size limit (413) is the ASGI app's
@@ -38,6 +39,7 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from ...protocol.errors import InvalidRequest, MCPError, ServerBusy
 from ...protocol.jsonrpc import encode_unread_error
 from .asgi import too_slow
+from .budget import RefusalLog
 
 log = logging.getLogger("mcpkit.http")
 
@@ -102,6 +104,8 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
     draining: ClassVar[bool] = False
     #: The per-loop sweeper of slow heads (one per server), while connections are open.
     _sweeping: ClassVar[dict[asyncio.AbstractEventLoop, asyncio.TimerHandle]] = {}
+    #: Connections refused over capacity: one log line per interval, with their count.
+    refusals: ClassVar[RefusalLog] = RefusalLog(log, "connection")
 
     # Per connection: when the current request head started (None: not reading a head),
     # bytes received while reading it, and whether this connection has been refused.
@@ -191,7 +195,11 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
         elif len(self.url) > line:
             self.refuse(414, InvalidRequest(f"The request line is over {line} bytes"))
         elif self._over_capacity:
-            log.warning("refused a connection: %d open (max_connections)", len(self.connections))
+            self.refusals.refused(
+                f"connection cap {limits.max_connections:,} reached; raise max_connections "
+                "(mcpkit run --max-connections) and the descriptor limit (ulimit -n), or add "
+                "instances"
+            )
             busy = ServerBusy(
                 "Too many open connections; try again later", retry_after=limits.retry_after
             )
@@ -270,5 +278,10 @@ def limited_protocol(limits: HttpLimits) -> type[LimitedHttpToolsProtocol]:
     return type(
         "LimitedHttpToolsProtocol",
         (LimitedHttpToolsProtocol,),
-        {"limits": limits, "_sweeping": {}, "draining": False},
+        {
+            "limits": limits,
+            "_sweeping": {},
+            "draining": False,
+            "refusals": RefusalLog(log, "connection"),
+        },
     )

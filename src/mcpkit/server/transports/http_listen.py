@@ -1,19 +1,54 @@
 """`subscriptions/listen` on Streamable HTTP: one long-lived SSE stream of change notifications,
-with keep-alive comments, ended by the server (final result) or by the client going away."""
+with keep-alive comments, ended by the server (final result) or by the client going away.
+`ListenBudget` caps the listen streams of both eras (2025-11-25: GET) below the connection
+cap, so that calls always find room (see `budget`)."""
 
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING
+import logging
+from collections.abc import Coroutine
+from typing import TYPE_CHECKING, Any
 
 from ...protocol import jsonrpc
-from ...protocol.errors import MCPError
+from ...protocol.errors import MCPError, ServerBusy
 from ...protocol.jsonrpc import encode_result
 from .asgi import SSE_HEADERS, Receive, Send, cancel_on_disconnect, send_error
+from .budget import RefusalLog
 
 if TYPE_CHECKING:
     from ..admission import ServerRequest
     from ..server import Server
+
+
+log = logging.getLogger("mcpkit.http")
+
+
+class ListenBudget:
+    """Open listen streams, at most `cap` (None: no cap); past it, 503 + Retry-After."""
+
+    def __init__(self, cap: int | None) -> None:
+        self.cap = cap
+        self.open = 0
+        self.refusals = RefusalLog(log, "listen stream")
+
+    async def hold(self, stream: Coroutine[Any, Any, None], send: Send, request_id: Any) -> None:
+        """Serve `stream` within the cap, or refuse it."""
+        cap = self.cap
+        if cap is not None and self.open >= cap:
+            stream.close()
+            self.refusals.refused(
+                f"listen-stream cap {cap:,} reached; raise max_listen_streams (mcpkit run "
+                "--max-listen-streams) and the descriptor limit (ulimit -n), or add instances"
+            )
+            busy = ServerBusy("Too many listen streams open here; try again later")
+            await send_error(send, busy, request_id)
+            return
+        self.open += 1
+        try:
+            await stream
+        finally:
+            self.open -= 1
 
 
 async def listen(

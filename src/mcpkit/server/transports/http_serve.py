@@ -6,9 +6,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
+import signal
 import socket
-from typing import TYPE_CHECKING, Any
+import sys
+from typing import TYPE_CHECKING, Any, Literal
 
+from ...protocol.errors import InternalError
 from .http import StreamableHTTPApp
 from .tuning import tune_gc
 
@@ -32,7 +36,8 @@ def serve_http(
     max_header_line: int = 8 * 1024,
     max_header_bytes: int = 32 * 1024,
     max_headers: int = 100,
-    max_connections: int | None = 1000,
+    max_connections: int | Literal["auto"] | None = "auto",
+    max_listen_streams: int | Literal["auto"] | None = "auto",
     drain_timeout: float | None = None,
     reuse_port: bool = False,
     **options: Any,
@@ -47,6 +52,11 @@ def serve_http(
     one before (408), `max_connections` open connections (503 + Retry-After), idle keep-alive
     connections closed after `keep_alive_timeout`. The app's own options (`max_body_size` →
     413, ...) pass through.
+
+    Connections: the soft file-descriptor limit is raised to the hard one, and "auto" caps
+    are sized from it (`budget`): `max_connections` all but 100 descriptors, and
+    `max_listen_streams` (listen streams of both eras) a tenth fewer, kept for calls, so
+    that listeners never starve calls. Refusals are logged once per 10 s with their count.
 
     On SIGTERM (or Ctrl-C) the instance drains before it exits: it stops accepting
     connections, reports not ready (`server.draining`), ends listen streams with their result
@@ -78,6 +88,8 @@ def serve_http(
         options.setdefault("session_id_prefix", settings.session_id_prefix)
     if settings.allowed_hosts is not None:
         options.setdefault("allowed_hosts", list(settings.allowed_hosts))
+    max_connections, listeners = _caps(max_connections, max_listen_streams)
+    options.setdefault("max_listen_streams", listeners)
     http: Any = "h11"  # without httptools: uvicorn's h11, its head size limited only
     with contextlib.suppress(ImportError):
         from .http_limits import HttpLimits, limited_protocol
@@ -121,6 +133,21 @@ def serve_http(
     _UvicornServer(config, server, app, drain_timeout).run(sockets=sockets)
 
 
+def _caps(
+    connections: int | Literal["auto"] | None, listeners: int | Literal["auto"] | None
+) -> tuple[int | None, int | None]:
+    """`max_connections` and `max_listen_streams`, "auto" sized from the descriptor limit
+    (raised first) or from the connections given."""
+    from .budget import budget_for, raise_fd_limit, split
+
+    fds = raise_fd_limit()
+    if connections == "auto":
+        connections = budget_for(fds).max_connections
+    if listeners == "auto":
+        listeners = split(connections).max_listen_streams if connections is not None else None
+    return connections, listeners
+
+
 def _shared_port(host: str, port: int) -> socket.socket:
     """A listening socket other processes of this user may bind too (SO_REUSEPORT)."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
@@ -148,7 +175,8 @@ def _uvicorn_server_cls() -> type:
 
 
 class _UvicornServer(_uvicorn_server_cls()):  # type: ignore[misc]
-    """uvicorn's server, draining before it shuts down (see `serve_http`)."""
+    """uvicorn's server, draining before it shuts down (see `serve_http`). The first SIGINT or
+    SIGTERM says so in one line and drains; a second Ctrl-C stops at once (status 130)."""
 
     def __init__(
         self, config: Any, mcp_server: Server, app: StreamableHTTPApp, drain_timeout: float
@@ -157,10 +185,36 @@ class _UvicornServer(_uvicorn_server_cls()):  # type: ignore[misc]
         self._mcp_server = mcp_server
         self._app = app
         self._drain_timeout = drain_timeout
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stopping: asyncio.Task[None] | None = None
 
     async def startup(self, sockets: Any = None) -> None:
+        self._loop = asyncio.get_running_loop()
         await super().startup(sockets)
         tune_gc()
+
+    def handle_exit(self, sig: int, frame: Any) -> None:
+        if self.should_exit and sig == signal.SIGINT:  # the second Ctrl-C: stop now
+            loop = self._loop
+            if loop is None or loop.is_closed():
+                os._exit(130)
+            loop.call_soon_threadsafe(self._start_stopping_now, loop)
+            return
+        super().handle_exit(sig, frame)
+
+    def _start_stopping_now(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._stopping = loop.create_task(self._stop_now())  # kept: the loop holds weak refs
+
+    async def _stop_now(self) -> None:
+        """Answer the calls in flight with an error (a moment at most), then exit 130."""
+        stopped = InternalError("The server was stopped (Ctrl-C) during this call")
+        tasks = self._app.stop_calls(stopped)
+        if tasks:
+            await asyncio.wait(tasks, timeout=0.25)
+        for _ in range(3):  # a 2025-11-25 answer goes on through its stream's task
+            await asyncio.sleep(0)
+        sys.stderr.flush()
+        os._exit(130)
 
     async def shutdown(self, sockets: Any = None) -> None:
         await self._drain(sockets)
@@ -169,7 +223,23 @@ class _UvicornServer(_uvicorn_server_cls()):  # type: ignore[misc]
     async def _drain(self, sockets: Any) -> None:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self._drain_timeout
-        log.info("draining: %d connection(s) open", len(self.server_state.connections))
+        calls = self._app.in_flight()
+        print(
+            f"mcpkit: draining, {calls} call{'' if calls == 1 else 's'} in flight "
+            f"(up to {self._drain_timeout:g} s); press Ctrl-C again to stop now",
+            file=sys.stderr,
+            flush=True,
+        )
+        self._stop_accepting(sockets)
+        work = loop.create_task(self._mcp_server.drain(self._drain_timeout))
+        while self.server_state.connections or not work.done():
+            if loop.time() >= deadline:
+                self._cut_off()
+                break
+            await asyncio.sleep(0.1)  # uvicorn's own pace: connections have no event
+        await work
+
+    def _stop_accepting(self, sockets: Any) -> None:
         for listener in self.servers:  # stop accepting: a proxy takes new ones elsewhere
             listener.close()
         for sock in sockets or []:
@@ -185,14 +255,19 @@ class _UvicornServer(_uvicorn_server_cls()):  # type: ignore[misc]
                 connection.shutdown()  # without the flag, idle connections close now
         if self._app.legacy is not None:
             self._app.legacy.drain()
-        work = loop.create_task(self._mcp_server.drain(self._drain_timeout))
-        while (self.server_state.connections or not work.done()) and not self.force_exit:
-            if loop.time() >= deadline:
-                log.warning(
-                    "drain: %d connection(s) still open after %g s; closing them",
-                    len(self.server_state.connections),
-                    self._drain_timeout,
-                )
-                break
-            await asyncio.sleep(0.1)  # uvicorn's own pace: connections have no event
-        await work
+
+    def _cut_off(self) -> None:
+        """The drain timeout passed: calls still running are answered with an error."""
+        calls = self._app.in_flight()
+        if calls:
+            log.warning(
+                "drain: %d call(s) still running after %g s; answering them with an error",
+                calls,
+                self._drain_timeout,
+            )
+        self._app.stop_calls(
+            InternalError(
+                f"The server stopped before this call finished (drain timeout "
+                f"{self._drain_timeout:g} s); retry it if it is safe to repeat"
+            )
+        )

@@ -289,6 +289,15 @@ class LegacyHTTP:
             if session.standalone is not None:
                 session.standalone.close()
 
+    def in_flight(self) -> int:
+        """Requests being answered, over all sessions."""
+        return sum(len(session.core.tasks) for session in self.sessions)
+
+    def stop(self, error: MCPError) -> list[asyncio.Task[None]]:
+        """The instance stops now: every request in flight is cancelled and answered `error`
+        (the tasks cancelled)."""
+        return [task for session in self.sessions for task in session.core.stop(error)]
+
     def close(self) -> None:
         self.sessions.close_all()
         if self._listening:

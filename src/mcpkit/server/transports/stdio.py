@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import signal
 import stat
 import sys
 import threading
@@ -332,9 +333,30 @@ async def serve_stdio(server: Server, auth: EnvironmentAuth | None = None) -> No
 
 
 def run_stdio(server: Server, auth: EnvironmentAuth | None = None) -> None:
+    """Serve stdin/stdout until EOF. Ctrl-C raises KeyboardInterrupt; a second one, while the
+    first is still stopping (a sync tool finishing on its thread), exits 130 at once."""
+    main = threading.current_thread() is threading.main_thread()
+    ours = main and signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    previous = signal.signal(signal.SIGINT, _interrupted) if ours else None
     try:
-        import uvloop
-    except ImportError:
-        asyncio.run(serve_stdio(server, auth))
-    else:
-        uvloop.run(serve_stdio(server, auth))
+        try:
+            import uvloop
+        except ImportError:
+            asyncio.run(serve_stdio(server, auth))
+        else:
+            uvloop.run(serve_stdio(server, auth))
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
+
+
+def _interrupted(signum: int, frame: Any) -> None:
+    signal.signal(signal.SIGINT, _stop_now)
+    # os.write: a signal handler must not re-enter the buffered stream it may have interrupted
+    os.write(2, b"mcpkit: stopping; press Ctrl-C again to stop now\n")
+    raise KeyboardInterrupt
+
+
+def _stop_now(signum: int, frame: Any) -> None:
+    sys.stderr.flush()
+    os._exit(130)
