@@ -305,8 +305,8 @@ async def test_a_call_stopped_by_a_drain_is_outcome_unknown_elsewhere(
             await effect_seen(effects)
             code = await stop(proc, signal.SIGTERM, scaled(30))
             assert code in (0, -signal.SIGTERM)  # drained, then re-raised: not killed
-            with pytest.raises(TransportError):
-                await call
+            with pytest.raises(MCPError, match=r"Outcome unknown.*'pay-6'"):
+                await call  # a JSON-RPC error naming the key, never a 500 or a cut connection
         async with Client(b + "/mcp", headers=ALICE) as client:
             with pytest.raises(MCPError, match=r"Outcome unknown.*'pay-6'"):
                 await client.call_tool("slow_bump", arguments, idempotency_key="pay-6")

@@ -77,11 +77,13 @@ class DetachedCalls:
         if self._callers:
             await asyncio.wait(list(self._callers), timeout=timeout)
 
-    async def stop(self) -> None:
-        """Cancel the calls still running (each leaves "outcome unknown") and wait for them."""
+    async def stop(self) -> int:
+        """Cancel the calls still running (each leaves "outcome unknown") and wait for them;
+        how many there were."""
         running = list(self._callers)
         for task in running:
             task.cancel(STOPPED)
         for task in running:
             with contextlib.suppress(BaseException):
                 await task
+        return len(running)

@@ -77,8 +77,7 @@ class Scaling:
         if self.detached is not None:
             await self.detached.settle(timeout)
 
-    async def stop_detached(self) -> None:
+    async def stop_detached(self) -> int:
         """Serving ends: keyed calls still running are stopped, each leaving "outcome
-        unknown" under its key (for the memory store, until the process exits)."""
-        if self.detached is not None:
-            await self.detached.stop()
+        unknown" under its key (for the memory store, until the process exits); how many."""
+        return 0 if self.detached is None else await self.detached.stop()

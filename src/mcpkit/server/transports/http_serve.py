@@ -234,6 +234,7 @@ class _UvicornServer(_uvicorn_server_cls()):  # type: ignore[misc]
         work = loop.create_task(self._mcp_server.drain(self._drain_timeout))
         while self.server_state.connections or not work.done():
             if loop.time() >= deadline:
+                await self._stop_keyed()
                 self._cut_off()
                 break
             await asyncio.sleep(0.1)  # uvicorn's own pace: connections have no event
@@ -255,6 +256,12 @@ class _UvicornServer(_uvicorn_server_cls()):  # type: ignore[misc]
                 connection.shutdown()  # without the flag, idle connections close now
         if self._app.legacy is not None:
             self._app.legacy.drain()
+
+    async def _stop_keyed(self) -> None:
+        """Keyed calls still running stop first, so a request waiting for one is answered
+        "outcome unknown" naming its key (what a re-send will hear too), not the bare stop."""
+        if await self._mcp_server.stop_detached() and self._app.calls:
+            await asyncio.wait(list(self._app.calls), timeout=0.25)  # their answers go out
 
     def _cut_off(self) -> None:
         """The drain timeout passed: calls still running are answered with an error."""
