@@ -25,7 +25,7 @@ from typer.core import TyperGroup
 from .._version import __version__
 from .arguments import split_command_tail
 from .errors import CLIError, describe, did_you_mean, one_line, show_tracebacks
-from .runtime import HostOpt, PortOpt
+from .runtime import HostOpt, PortOpt, QuietOpt
 
 __all__ = ["app", "main"]
 
@@ -139,6 +139,45 @@ class LogLevel(StrEnum):
     error = "error"
 
 
+LogLevelOpt = Annotated[
+    LogLevel | None,
+    typer.Option(
+        "--log-level", "-l", help="Server log level, on stderr [MCPKIT_LOG_LEVEL, else warning]."
+    ),
+]
+# The HTTP limits (README "Limits (HTTP)"); unset ones keep their defaults.
+HeaderTimeoutOpt = Annotated[
+    float | None, typer.Option(help="HTTP: seconds for a request head [60] (408 after).")
+]
+BodyTimeoutOpt = Annotated[
+    float | None, typer.Option(help="HTTP: seconds between body reads [60] (408 after).")
+]
+MaxConnectionsOpt = Annotated[
+    int | None, typer.Option(help="HTTP: open connections [1000] (503 past it).")
+]
+MaxBodySizeOpt = Annotated[
+    int | None, typer.Option(help="HTTP: request body bytes [4 MiB] (413 past it).")
+]
+ReloadOpt = Annotated[
+    bool, typer.Option("--reload", help="Restart when a file under the server's folder changes.")
+]
+WorkersOpt = Annotated[
+    int,
+    typer.Option(
+        help="HTTP: processes serving the port (Linux SO_REUSEPORT) [1]; more than one "
+        "serves the 2026-07-28 wire only.",
+        min=1,
+    ),
+]
+RedisOpt = Annotated[
+    str | None,
+    typer.Option(
+        help="Share tasks, handles, change events and single-use state through this "
+        "Redis URL [MCPKIT_REDIS_URL].",
+    ),
+]
+
+
 @app.command()
 def run(
     spec: Annotated[
@@ -150,48 +189,15 @@ def run(
     ] = TransportName.stdio,
     host: HostOpt = None,
     port: PortOpt = None,
-    log_level: Annotated[
-        LogLevel | None,
-        typer.Option(
-            "--log-level",
-            "-l",
-            help="Server log level, on stderr [MCPKIT_LOG_LEVEL, else warning].",
-        ),
-    ] = None,
-    header_timeout: Annotated[
-        float | None, typer.Option(help="HTTP: seconds for a request head [60] (408 after).")
-    ] = None,
-    body_timeout: Annotated[
-        float | None, typer.Option(help="HTTP: seconds between body reads [60] (408 after).")
-    ] = None,
-    max_connections: Annotated[
-        int | None, typer.Option(help="HTTP: open connections [1000] (503 past it).")
-    ] = None,
-    max_body_size: Annotated[
-        int | None, typer.Option(help="HTTP: request body bytes [4 MiB] (413 past it).")
-    ] = None,
-    reload: Annotated[
-        bool,
-        typer.Option("--reload", help="Restart when a file under the server's folder changes."),
-    ] = False,
-    workers: Annotated[
-        int,
-        typer.Option(
-            help="HTTP: processes serving the port (Linux SO_REUSEPORT) [1]; more than one "
-            "serves the 2026-07-28 wire only.",
-            min=1,
-        ),
-    ] = 1,
-    redis: Annotated[
-        str | None,
-        typer.Option(
-            help="Share tasks, handles, change events and single-use state through this "
-            "Redis URL [MCPKIT_REDIS_URL].",
-        ),
-    ] = None,
-    quiet: Annotated[
-        bool, typer.Option("--quiet", "-q", help="Do not print what is served.")
-    ] = False,
+    log_level: LogLevelOpt = None,
+    header_timeout: HeaderTimeoutOpt = None,
+    body_timeout: BodyTimeoutOpt = None,
+    max_connections: MaxConnectionsOpt = None,
+    max_body_size: MaxBodySizeOpt = None,
+    reload: ReloadOpt = False,
+    workers: WorkersOpt = 1,
+    redis: RedisOpt = None,
+    quiet: QuietOpt = False,
 ) -> None:
     """Run the mcpkit server defined in a Python file or module (says what it serves on stderr)."""
     from .serve import serve
