@@ -145,37 +145,21 @@ LogLevelOpt = Annotated[
         "--log-level", "-l", help="Server log level, on stderr [MCPKIT_LOG_LEVEL, else warning]."
     ),
 ]
-# The HTTP limits (README "Limits (HTTP)"); unset ones keep their defaults.
+
+
+def _http_limit(help: str) -> Any:
+    """An HTTP limit's option (README "Limits (HTTP)"); unset, the limit keeps its default."""
+    return typer.Option(help=f"HTTP: {help}")
+
+
 HeaderTimeoutOpt = Annotated[
-    float | None, typer.Option(help="HTTP: seconds for a request head [60] (408 after).")
+    float | None, _http_limit("seconds for a request head [60] (408 after).")
 ]
 BodyTimeoutOpt = Annotated[
-    float | None, typer.Option(help="HTTP: seconds between body reads [60] (408 after).")
+    float | None, _http_limit("seconds between body reads [60] (408 after).")
 ]
-MaxConnectionsOpt = Annotated[
-    int | None, typer.Option(help="HTTP: open connections [1000] (503 past it).")
-]
-MaxBodySizeOpt = Annotated[
-    int | None, typer.Option(help="HTTP: request body bytes [4 MiB] (413 past it).")
-]
-ReloadOpt = Annotated[
-    bool, typer.Option("--reload", help="Restart when a file under the server's folder changes.")
-]
-WorkersOpt = Annotated[
-    int,
-    typer.Option(
-        help="HTTP: processes serving the port (Linux SO_REUSEPORT) [1]; more than one "
-        "serves the 2026-07-28 wire only.",
-        min=1,
-    ),
-]
-RedisOpt = Annotated[
-    str | None,
-    typer.Option(
-        help="Share tasks, handles, change events and single-use state through this "
-        "Redis URL [MCPKIT_REDIS_URL].",
-    ),
-]
+MaxConnectionsOpt = Annotated[int | None, _http_limit("open connections [1000] (503 past it).")]
+MaxBodySizeOpt = Annotated[int | None, _http_limit("request body bytes [4 MiB] (413 past it).")]
 
 
 @app.command()
@@ -194,9 +178,25 @@ def run(
     body_timeout: BodyTimeoutOpt = None,
     max_connections: MaxConnectionsOpt = None,
     max_body_size: MaxBodySizeOpt = None,
-    reload: ReloadOpt = False,
-    workers: WorkersOpt = 1,
-    redis: RedisOpt = None,
+    reload: Annotated[
+        bool,
+        typer.Option("--reload", help="Restart when a file under the server's folder changes."),
+    ] = False,
+    workers: Annotated[
+        int,
+        typer.Option(
+            help="HTTP: processes serving the port (Linux SO_REUSEPORT) [1]; more than one "
+            "serves the 2026-07-28 wire only.",
+            min=1,
+        ),
+    ] = 1,
+    redis: Annotated[
+        str | None,
+        typer.Option(
+            help="Share tasks, handles, change events and single-use state through this "
+            "Redis URL [MCPKIT_REDIS_URL].",
+        ),
+    ] = None,
     quiet: QuietOpt = False,
 ) -> None:
     """Run the mcpkit server defined in a Python file or module (says what it serves on stderr)."""
