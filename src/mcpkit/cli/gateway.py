@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from .errors import CLIError
-from .runtime import ConfigOpt, HostOpt, PortOpt
+from .runtime import ConfigOpt, HostOpt, PortOpt, QuietOpt
 
 
 class FrontTransport(StrEnum):
@@ -31,9 +31,7 @@ def gateway(
         str | None,
         typer.Option("--log-level", "-l", help="Log level on stderr (debug ... error)."),
     ] = None,
-    quiet: Annotated[
-        bool, typer.Option("--quiet", "-q", help="Do not print what is served.")
-    ] = False,
+    quiet: QuietOpt = False,
 ) -> None:
     """Serve every server of an mcpServers file as one MCP server (both eras): namespaced
     tools, resources and prompts, the config's consent rules, host-owned arguments, pins and

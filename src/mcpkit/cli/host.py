@@ -31,6 +31,11 @@ AuditOpt = Annotated[
     Path | None, typer.Option("--audit", help="Append one JSON line per tool call here.")
 ]
 SystemOpt = Annotated[str | None, typer.Option("--system", help="System prompt.")]
+AllowOpt = Annotated[
+    list[str] | None,
+    typer.Option("--allow", help="Always allow tools matching (e.g. shipping__*)."),
+]
+DenyOpt = Annotated[list[str] | None, typer.Option("--deny", help="Never allow tools matching.")]
 
 
 def _load(config: Path | None) -> Any:
@@ -198,13 +203,8 @@ def host(
     model: ModelOpt = None,
     agent: AgentOpt = None,
     servers: ServersOpt = None,
-    allow: Annotated[
-        list[str] | None,
-        typer.Option("--allow", help="Always allow tools matching (e.g. shipping__*)."),
-    ] = None,
-    deny: Annotated[
-        list[str] | None, typer.Option("--deny", help="Never allow tools matching.")
-    ] = None,
+    allow: AllowOpt = None,
+    deny: DenyOpt = None,
     non_interactive: Annotated[
         bool,
         typer.Option("--non-interactive", help="Deny what would ask (the default without a TTY)."),
@@ -226,14 +226,10 @@ def host(
     import sys
 
     from rich.console import Console
-    from rich.prompt import Confirm, Prompt
 
     from ..host import ConsentPolicy, Host
-    from ..host.chat import chat_turn
     from ..host.terminal import TerminalUI
     from ..protocol.meta import LOG_LEVELS
-    from .output import print_error
-    from .runtime import print_servers, review_pins
 
     if log_level is not None and log_level not in LOG_LEVELS:
         raise CLIError(f"--log-level {log_level!r}: use one of {', '.join(LOG_LEVELS)}")
@@ -242,60 +238,76 @@ def host(
     llm = _Waiting(_model(model))
     console = Console()
 
-    async def turn(session: Any, text: str) -> bool:
-        """One turn; a model API failure is one line and the conversation stays as it was."""
-        kept = len(session.history)
-        try:
-            await chat_turn(session, text)  # also @server:uri and /server:prompt
-        except Exception as exc:
-            line = describe_model_error(exc)
-            if line is None:
-                raise
-            del session.history[kept:]
-            print_error(f"{line} (the conversation is kept: ask again)")
-            return False
-        return True
-
     async def work() -> int:
+        policy = ConsentPolicy(
+            allow=list(allow or []), deny=list(deny or []), interactive=interactive
+        )
         h = Host(
-            cfg,
-            model=llm,
-            ui=TerminalUI(console),
-            policy=ConsentPolicy(
-                allow=list(allow or []), deny=list(deny or []), interactive=interactive
-            ),
-            servers=chosen,
-            settings=settings,
+            cfg, model=llm, ui=TerminalUI(console), policy=policy, servers=chosen, settings=settings
         )
         for link in h.fleet.links.values():
             link.log_level = log_level
         async with h:
             session = h.agent(system=system or agent_system, name=agent)
             if prompt is not None:
-                return 0 if await turn(session, prompt) else 1
-            tools = len(h.fleet.catalog())
-            console.print(
-                f"[dim]{llm.name} with {tools} tool{'' if tools == 1 else 's'} from "
-                f"{len(h.fleet.links)} server{'' if len(h.fleet.links) == 1 else 's'}; "
-                f"/servers lists them; @server:uri attaches a resource, /server:prompt key=value "
-                f"runs a prompt; an empty line or Ctrl-D ends the chat; "
-                f"server logs: {settings.log}[/]"
-            )
-            while True:
-                if interactive:
-                    await asyncio.to_thread(review_pins, console, h, Confirm.ask)
-                try:
-                    text = await asyncio.to_thread(
-                        Prompt.ask, "\n[bold cyan]you >[/]", console=console, show_default=False
-                    )
-                except EOFError:
-                    return 0
-                if text.strip() == "/servers":
-                    print_servers(console, h)
-                    continue
-                if not (text or "").strip():
-                    return 0
-                await turn(session, text)
+                return 0 if await _turn(session, prompt) else 1
+            console.print(_greeting(llm.name, h, settings.log))
+            return await _chat(console, h, session, interactive)
 
     if asyncio.run(work()):
         raise typer.Exit(1)
+
+
+async def _turn(session: Any, text: str) -> bool:
+    """One turn; a model API failure is one line and the conversation stays as it was."""
+    from ..host.chat import chat_turn
+    from .output import print_error
+
+    kept = len(session.history)
+    try:
+        await chat_turn(session, text)  # also @server:uri and /server:prompt
+    except Exception as exc:
+        line = describe_model_error(exc)
+        if line is None:
+            raise
+        del session.history[kept:]
+        print_error(f"{line} (the conversation is kept: ask again)")
+        return False
+    return True
+
+
+def _greeting(model: str, h: Any, log: Any) -> str:
+    """The chat's first line: the model, what it can use, how to use the chat."""
+    tools, servers = len(h.fleet.catalog()), len(h.fleet.links)
+    return (
+        f"[dim]{model} with {tools} tool{'' if tools == 1 else 's'} from "
+        f"{servers} server{'' if servers == 1 else 's'}; "
+        f"/servers lists them; @server:uri attaches a resource, /server:prompt key=value "
+        f"runs a prompt; an empty line or Ctrl-D ends the chat; "
+        f"server logs: {log}[/]"
+    )
+
+
+async def _chat(console: Any, h: Any, session: Any, interactive: bool) -> int:
+    """Turns until an empty line or Ctrl-D (exit status 0); pins are reviewed before each."""
+    import asyncio
+
+    from rich.prompt import Confirm, Prompt
+
+    from .runtime import print_servers, review_pins
+
+    while True:
+        if interactive:
+            await asyncio.to_thread(review_pins, console, h, Confirm.ask)
+        try:
+            text = await asyncio.to_thread(
+                Prompt.ask, "\n[bold cyan]you >[/]", console=console, show_default=False
+            )
+        except EOFError:
+            return 0
+        if text.strip() == "/servers":
+            print_servers(console, h)
+            continue
+        if not (text or "").strip():
+            return 0
+        await _turn(session, text)

@@ -25,7 +25,7 @@ from typer.core import TyperGroup
 from .._version import __version__
 from .arguments import split_command_tail
 from .errors import CLIError, describe, did_you_mean, one_line, show_tracebacks
-from .runtime import HostOpt, PortOpt
+from .runtime import HostOpt, PortOpt, QuietOpt
 
 __all__ = ["app", "main"]
 
@@ -139,6 +139,34 @@ class LogLevel(StrEnum):
     error = "error"
 
 
+LogLevelOpt = Annotated[
+    LogLevel | None,
+    typer.Option(
+        "--log-level", "-l", help="Server log level, on stderr [MCPKIT_LOG_LEVEL, else warning]."
+    ),
+]
+
+
+def _http_limit(help: str) -> Any:
+    """An HTTP limit's option (README "Limits (HTTP)"); unset, the limit keeps its default."""
+    return typer.Option(help=f"HTTP: {help}")
+
+
+HeaderTimeoutOpt = Annotated[
+    float | None, _http_limit("seconds for a request head [60] (408 after).")
+]
+BodyTimeoutOpt = Annotated[
+    float | None, _http_limit("seconds between body reads [60] (408 after).")
+]
+MaxConnectionsOpt = Annotated[
+    int | None, _http_limit("open connections [from ulimit -n] (503 past it).")
+]
+MaxListenStreamsOpt = Annotated[
+    int | None, _http_limit("listen streams [a tenth under --max-connections] (503 past it).")
+]
+MaxBodySizeOpt = Annotated[int | None, _http_limit("request body bytes [4 MiB] (413 past it).")]
+
+
 @app.command()
 def run(
     spec: Annotated[
@@ -150,31 +178,12 @@ def run(
     ] = TransportName.stdio,
     host: HostOpt = None,
     port: PortOpt = None,
-    log_level: Annotated[
-        LogLevel | None,
-        typer.Option(
-            "--log-level",
-            "-l",
-            help="Server log level, on stderr [MCPKIT_LOG_LEVEL, else warning].",
-        ),
-    ] = None,
-    header_timeout: Annotated[
-        float | None, typer.Option(help="HTTP: seconds for a request head [60] (408 after).")
-    ] = None,
-    body_timeout: Annotated[
-        float | None, typer.Option(help="HTTP: seconds between body reads [60] (408 after).")
-    ] = None,
-    max_connections: Annotated[
-        int | None,
-        typer.Option(help="HTTP: open connections [from ulimit -n] (503 past it)."),
-    ] = None,
-    max_listen_streams: Annotated[
-        int | None,
-        typer.Option(help="HTTP: listen streams [a tenth under --max-connections] (503 past it)."),
-    ] = None,
-    max_body_size: Annotated[
-        int | None, typer.Option(help="HTTP: request body bytes [4 MiB] (413 past it).")
-    ] = None,
+    log_level: LogLevelOpt = None,
+    header_timeout: HeaderTimeoutOpt = None,
+    body_timeout: BodyTimeoutOpt = None,
+    max_connections: MaxConnectionsOpt = None,
+    max_listen_streams: MaxListenStreamsOpt = None,
+    max_body_size: MaxBodySizeOpt = None,
     reload: Annotated[
         bool,
         typer.Option("--reload", help="Restart when a file under the server's folder changes."),
@@ -194,9 +203,7 @@ def run(
             "Redis URL [MCPKIT_REDIS_URL].",
         ),
     ] = None,
-    quiet: Annotated[
-        bool, typer.Option("--quiet", "-q", help="Do not print what is served.")
-    ] = False,
+    quiet: QuietOpt = False,
 ) -> None:
     """Run the mcpkit server defined in a Python file or module (says what it serves on stderr)."""
     from .serve import serve

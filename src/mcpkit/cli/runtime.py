@@ -28,6 +28,7 @@ PortOpt = Annotated[
     int | None,
     typer.Option(help="HTTP port, 1-65535 [MCPKIT_PORT, else 8000].", min=1, max=65535),
 ]
+QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Do not print what is served.")]
 PinsOpt = Annotated[
     Path | None,
     typer.Option("--pins", help="The tool pin file (default: the config's, else the state dir)."),

@@ -9,9 +9,12 @@ import socket
 import sys
 import traceback
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import CLIError
+
+if TYPE_CHECKING:
+    from ..server.settings import Settings
 
 __all__ = ["load_server", "serve", "start_line"]
 
@@ -114,15 +117,9 @@ def serve(
     line leaves out comes from the `MCPKIT_*` settings (`server/settings.py`), then defaults.
     `workers` > 1: that many processes on one port (see `mcpkit.cli.workers`); `redis`: share
     what instances share through it (`MCPKIT_REDIS_URL`)."""
-    from ..server.settings import Settings, SettingsError
     from .workers import LEGACY_REFUSAL, check_workers, serve_workers, worker_index
 
-    if redis is not None:
-        os.environ["MCPKIT_REDIS_URL"] = redis  # read when serving starts, workers included
-    try:
-        settings = Settings.from_env()
-    except SettingsError as exc:
-        raise CLIError(str(exc)) from None
+    settings = _settings(redis)
     host = settings.pick("host", host)
     port = settings.pick("port", port)
     log_level = log_level or settings.log_level or "warning"
@@ -159,6 +156,18 @@ def serve(
             if worker[1] > 1:
                 server.refuse_legacy(LEGACY_REFUSAL)
     server.run(transport, **options)
+
+
+def _settings(redis: str | None) -> Settings:
+    """The `MCPKIT_*` settings, `redis` (`--redis`) standing for `MCPKIT_REDIS_URL`."""
+    from ..server.settings import Settings, SettingsError
+
+    if redis is not None:
+        os.environ["MCPKIT_REDIS_URL"] = redis  # read when serving starts, workers included
+    try:
+        return Settings.from_env()
+    except SettingsError as exc:
+        raise CLIError(str(exc)) from None
 
 
 def _run_argv(

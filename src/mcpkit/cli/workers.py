@@ -89,60 +89,75 @@ def serve_workers(argv: list[str], count: int) -> None:
     from ..server.request_state import KEYS_ENV, generate_key
 
     env.setdefault(KEYS_ENV, generate_key())  # one key set for every worker (MRTR)
-    procs: dict[int, subprocess.Popen[bytes]] = {}
-    started: dict[int, float] = {}
-    stopping: list[int] = []
+    workers = _Workers(argv, count, env)
+    previous = {sig: signal.signal(sig, workers.stop) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        for first in range(count):
+            workers.start(first)
+        workers.watch()
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    if workers.failure is not None:
+        raise CLIError(workers.failure)
+    if workers.stopping and workers.stopping[0] == signal.SIGINT:
+        raise KeyboardInterrupt
 
-    def start(index: int) -> None:
-        procs[index] = subprocess.Popen(
-            argv, env={**env, WORKER_ENV: f"{index}/{count}"}, preexec_fn=_end_with_parent
+
+class _Workers:
+    """The worker processes of one `serve_workers`: started, restarted, stopped."""
+
+    def __init__(self, argv: list[str], count: int, env: dict[str, str]) -> None:
+        self.argv, self.count, self.env = argv, count, env
+        self.procs: dict[int, subprocess.Popen[bytes]] = {}
+        self.started: dict[int, float] = {}
+        #: The signals told to stop, first first (none while serving).
+        self.stopping: list[int] = []
+        #: Why serving ended on its own (a worker that exited at start), else None.
+        self.failure: str | None = None
+
+    def start(self, index: int) -> None:
+        self.procs[index] = subprocess.Popen(
+            self.argv,
+            env={**self.env, WORKER_ENV: f"{index}/{self.count}"},
+            preexec_fn=_end_with_parent,
         )
-        started[index] = time.monotonic()
+        self.started[index] = time.monotonic()
 
-    def stop(signum: int, _frame: Any) -> None:
-        if stopping:  # a second signal: no more waiting
-            for proc in procs.values():
+    def stop(self, signum: int, _frame: Any) -> None:
+        if self.stopping:  # a second signal: no more waiting
+            for proc in self.procs.values():
                 if proc.poll() is None:
                     proc.kill()
-        stopping.append(signum)
-        for proc in procs.values():
+        self.stopping.append(signum)
+        for proc in self.procs.values():
             if proc.poll() is None:
                 # SIGTERM either way: after the Ctrl-C a terminal sent the whole group, a
                 # second SIGINT would make uvicorn skip its drain.
                 proc.send_signal(signal.SIGTERM)
 
-    failure: str | None = None
-    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGINT)}
-    try:
-        for first in range(count):
-            start(first)
-        while procs:
+    def watch(self) -> None:
+        """Wait until every worker has exited, restarting those that die while serving."""
+        while self.procs:
             pid, status = os.wait()
-            index = next((i for i, p in procs.items() if p.pid == pid), None)
-            if index is None:
-                continue
-            code = os.waitstatus_to_exitcode(status)
-            procs[index].returncode = code
-            if stopping:
-                del procs[index]
-            elif code > 0 and time.monotonic() - started[index] < _EARLY:
-                failure = (
-                    f"worker {index} exited at start (status {code}); run without --workers "
-                    "to see why"
-                )
-                del procs[index]
-                stop(signal.SIGTERM, None)
-            else:
-                print(
-                    f"mcpkit: worker {index} exited (status {code}); restarting it",
-                    file=sys.stderr,
-                    flush=True,
-                )
-                start(index)
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-    if failure is not None:
-        raise CLIError(failure)
-    if stopping and stopping[0] == signal.SIGINT:
-        raise KeyboardInterrupt
+            index = next((i for i, p in self.procs.items() if p.pid == pid), None)
+            if index is not None:
+                self.exited(index, os.waitstatus_to_exitcode(status))
+
+    def exited(self, index: int, code: int) -> None:
+        self.procs[index].returncode = code
+        if self.stopping:
+            del self.procs[index]
+        elif code > 0 and time.monotonic() - self.started[index] < _EARLY:
+            self.failure = (
+                f"worker {index} exited at start (status {code}); run without --workers to see why"
+            )
+            del self.procs[index]
+            self.stop(signal.SIGTERM, None)
+        else:
+            print(
+                f"mcpkit: worker {index} exited (status {code}); restarting it",
+                file=sys.stderr,
+                flush=True,
+            )
+            self.start(index)

@@ -19,6 +19,7 @@ from typing import Any
 from ..client.target import HttpTarget, parse_target
 from ..host.backoff import Backoff
 from ..host.config import ServerConfig, parse_config
+from ..server.server import Server
 from .front import Front
 
 
@@ -71,3 +72,7 @@ def proxy(
     config, inprocess = backend_config(target, headers=headers, env=env, timeout=timeout)
     front.add_backend(config, target=inprocess, restart=restart, era=era)
     return front
+
+
+# The deprecated `Server.proxy` alias calls this (the server does not import the gateway).
+Server.proxy_factory = proxy

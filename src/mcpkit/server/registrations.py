@@ -1,6 +1,6 @@
 """What a `Server` serves and how it registers it: `tool()`, `resource()`, `prompt()`,
-`completion()`, their `remove_*`, and the change notifications that follow them (to
-`subscriptions/listen` streams and to a server this one is mounted in).
+`completion()`, their `remove_*`, `mount()` of another server, and the change notifications
+that follow them (to `subscriptions/listen` streams and to a server this one is mounted in).
 
 `Registrations` is `Server`'s base: the registries themselves (`server.tools`, `.resources`,
 `.templates`, `.prompts`, `.completer`) are made by `Server.__init__`.
@@ -8,8 +8,9 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, TypeVar, Unpack
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, Unpack, cast
 
 from .prompts import Prompt
 from .registered import Described, ResourceOptions, ToolOptions
@@ -19,6 +20,7 @@ from .tools import Tool
 from .uri_template import UriTemplate
 
 if TYPE_CHECKING:
+    from .server import Server
     from .subscriptions import SubscriptionHub
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -42,6 +44,9 @@ class Registrations:
     any_scopes: bool
     tool_timeout: float | None
     _mask_errors: bool
+    #: What the deprecated `Server.proxy` calls: `mcpkit.gateway.proxy`, which sets it when
+    #: it loads (the server never imports the gateway).
+    proxy_factory: ClassVar[Callable[..., Server] | None] = None
 
     def tool(self, name: str | None = None, **options: Unpack[ToolOptions]) -> Callable[[F], F]:
         """Register a function as a tool; its signature is the input schema, its docstring the
@@ -144,6 +149,32 @@ class Registrations:
             return fn
 
         return register
+
+    # -- composition ------------------------------------------------------------------------
+    def mount(self, other: Server, prefix: str) -> None:
+        """Serve `other`'s tools, prompts, resources, templates and completions as this
+        server's: names become `prefix__name`, URIs `prefix+scheme:...` (`mcpkit.server.prefixes`).
+        Later changes to `other` follow, with their list_changed notifications."""
+        from .mount import Mount
+
+        Mount(cast("Server", self), other, prefix).attach()
+
+    @classmethod
+    def proxy(cls, target: Any, **options: Any) -> Server:
+        """Deprecated: `from mcpkit.gateway import proxy`, then `proxy(target, ...)`. This
+        alias works once `mcpkit.gateway.proxy` is loaded, which registers itself here: the
+        gateway sits above the server, which never imports it."""
+        warnings.warn(
+            "Server.proxy is deprecated: use `from mcpkit.gateway import proxy`",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        if cls.proxy_factory is None:
+            raise RuntimeError(
+                "Server.proxy(target) cannot proxy: the gateway is not loaded; use "
+                "`from mcpkit.gateway import proxy` and `proxy(target)` (Server.proxy is deprecated)"
+            )
+        return cls.proxy_factory(target, **options)
 
     # -- change notifications (delivered to subscriptions/listen streams) --------------------
     def _changed(self, method: str) -> None:

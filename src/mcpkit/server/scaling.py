@@ -6,7 +6,7 @@ from their requests, and a drain before it stops. `Server`'s base, beside
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from . import methods
 
@@ -14,6 +14,8 @@ if TYPE_CHECKING:
     from .detached import DetachedCalls
     from .idempotency import IdempotencyStore
     from .readiness import Readiness
+    from .redis_config import RedisConfig
+    from .server import Server
     from .subscriptions import SubscriptionHub
     from .tasks import TaskStore
 
@@ -42,6 +44,14 @@ class Scaling:
         self.detached = DetachedCalls(store.max_running, store.max_running_per_caller)
         self._methods["tools/call"] = guard(store, methods.tools_call, self.detached)
         self.idempotency_settings = settings(store)
+
+    def use_redis(self, redis: RedisConfig | str) -> None:
+        """Share every part several instances must share through this Redis: change events,
+        tasks, state handles, single-use requestState (see `mcpkit.server.redis_parts`).
+        Before serving starts; `MCPKIT_REDIS_URL` does it for `serve_http`."""
+        from .redis_parts import use_redis
+
+        use_redis(cast("Server", self), redis)
 
     def set_task_store(self, store: TaskStore) -> None:
         """Keep tasks in `store` (before serving starts)."""

@@ -42,7 +42,6 @@ if TYPE_CHECKING:
     from .health import Health
     from .idempotency import IdempotencyStore
     from .mount import Mount
-    from .redis_config import RedisConfig
     from .telemetry import ServerTelemetry
     from .transports.http import StreamableHTTPApp
     from .transports.memory import MemoryTransport
@@ -97,6 +96,29 @@ class Server(Registrations, Scaling):
         None follows `MCPKIT_TELEMETRY` (off when unset). See `mcpkit.telemetry`."""
         self.info = Implementation(name, version, title=title, website_url=website_url, icons=icons)
         self.instructions = instructions
+        self._set_up_versions(supported_versions, legacy)
+        self.cache: dict[str, CacheHint] = {**DEFAULT_CACHE, **(cache or {})}
+        if page_size is not None and page_size < 1:
+            raise ValueError("page_size must be >= 1")
+        self.page_size = page_size
+        self.result_meta: dict[str, Any] | None = (
+            {META_SERVER_INFO: self.info.to_wire()} if include_server_info else None
+        )
+        self._set_up_registries(event_bus)
+        # requestState keys: first seals, all open (rotation). Give every instance the same keys
+        # (or MCPKIT_STATE_KEYS) when several serve one endpoint.
+        self.mrtr = MrtrEngine(
+            StateSealer(state_keys, ttl_seconds=state_ttl_seconds), single_use_state
+        )
+        self._set_up_scaling(tasks, idempotency, handles)
+        self._set_up_running(lifespan, mask_errors)
+        self._set_up_middleware(middleware, telemetry)
+        #: Servers mounted here (`mount`), and who hears this server's changes synchronously
+        #: as `(method, params)` (a parent it is mounted in).
+        self.mounts: list[Mount] = []
+        self.change_listeners: list[Callable[[str, dict[str, Any] | None], None]] = []
+
+    def _set_up_versions(self, supported_versions: tuple[str, ...], legacy: bool) -> None:
         #: Versions served statelessly (per-request `_meta`).
         self.supported_versions = tuple(supported_versions)
         #: Dual-era (default): `initialize` opens a 2025-11-25 session on stdio and HTTP (VER-14).
@@ -108,27 +130,24 @@ class Server(Registrations, Scaling):
         )
         #: Why 2025-11-25 sessions are not served, added to the -32022 `initialize` gets.
         self.legacy_refusal: str | None = None
-        self.cache: dict[str, CacheHint] = {**DEFAULT_CACHE, **(cache or {})}
-        if page_size is not None and page_size < 1:
-            raise ValueError("page_size must be >= 1")
-        self.page_size = page_size
-        self.result_meta: dict[str, Any] | None = (
-            {META_SERVER_INFO: self.info.to_wire()} if include_server_info else None
-        )
+
+    def _set_up_registries(self, event_bus: EventBus | None) -> None:
         self.tools: dict[str, Tool] = {}
         self.resources: dict[str, Resource] = {}
         self.templates: list[ResourceTemplate] = []
         self.prompts: dict[str, Prompt] = {}
         self.completer: Completer | None = None
         self.subscriptions = SubscriptionHub(bus=event_bus)
-        # requestState keys: first seals, all open (rotation). Give every instance the same keys
-        # (or MCPKIT_STATE_KEYS) when several serve one endpoint.
-        self.mrtr = MrtrEngine(
-            StateSealer(state_keys, ttl_seconds=state_ttl_seconds), single_use_state
-        )
         self.list_cache: dict[tuple[Any, ...], Any] = {}
         #: Whether any tool, resource or prompt requires scopes (lists then filter per token).
         self.any_scopes = False
+
+    def _set_up_scaling(
+        self,
+        tasks: TaskStore | None,
+        idempotency: IdempotencyStore | None,
+        handles: HandleStore | None,
+    ) -> None:
         #: Tasks (the `io.modelcontextprotocol/tasks` extension) of tools registered with
         #: `task=`; advertised in `server/discover` once such a tool exists.
         self.tasks = TaskStore()
@@ -144,6 +163,8 @@ class Server(Registrations, Scaling):
         #: given a shared store (`RedisHandleStore`) for several instances.
         self._handle_store = handles
         self._handles: Handles | None = None
+
+    def _set_up_running(self, lifespan: Lifespan | None, mask_errors: bool | None) -> None:
         self.lifespan = lifespan
         #: What `lifespan` yielded, while serving (None before startup and without a lifespan).
         self.lifespan_state: Any = None
@@ -156,10 +177,14 @@ class Server(Registrations, Scaling):
         )
         #: Timeout of tools registered without one (`MCPKIT_TOOL_TIMEOUT`; None: no limit).
         self.tool_timeout: float | None = read_setting("tool_timeout")
-        self.middleware: list[Middleware] = []
-        self._chain: CallNext | None = None
         #: `/readyz`: the checks this instance must pass to get traffic, and draining.
         self.readiness = Readiness()
+
+    def _set_up_middleware(
+        self, middleware: Sequence[Middleware], telemetry: bool | Telemetry | None
+    ) -> None:
+        self.middleware: list[Middleware] = []
+        self._chain: CallNext | None = None
         #: Spans and metrics (first in the middleware chain); None when telemetry is off.
         self.telemetry: ServerTelemetry | None = None
         config = resolve_telemetry(telemetry)
@@ -171,20 +196,8 @@ class Server(Registrations, Scaling):
             self.add_middleware(mw)
         if self.telemetry is not None and self._chain is None:
             self._chain = chain([self.telemetry], self._endpoint)
-        #: Servers mounted here (`mount`), and who hears this server's changes synchronously
-        #: as `(method, params)` (a parent it is mounted in).
-        self.mounts: list[Mount] = []
-        self.change_listeners: list[Callable[[str, dict[str, Any] | None], None]] = []
 
     # -- registration: tool(), resource(), prompt(), completion() are `Registrations`' ------
-    def use_redis(self, redis: RedisConfig | str) -> None:
-        """Share every part several instances must share through this Redis: change events,
-        tasks, state handles, single-use requestState (see `mcpkit.server.redis_parts`).
-        Before serving starts; `MCPKIT_REDIS_URL` does it for `serve_http`."""
-        from .redis_parts import use_redis
-
-        use_redis(self, redis)
-
     @property
     def uses_handles(self) -> bool:
         """Whether a handle kind was made (`server.handles.kind(...)`)."""
@@ -199,23 +212,6 @@ class Server(Registrations, Scaling):
 
             self._handles = Handles(self._handle_store)
         return self._handles
-
-    def mount(self, other: Server, prefix: str) -> None:
-        """Serve `other`'s tools, prompts, resources, templates and completions as this
-        server's: names become `prefix__name`, URIs `prefix+scheme:...` (`mcpkit.server.prefixes`).
-        Later changes to `other` follow, with their list_changed notifications."""
-        from .mount import Mount
-
-        Mount(self, other, prefix).attach()
-
-    @classmethod
-    def proxy(cls, target: Any, **options: Any) -> Server:
-        """A server that forwards everything to `target` (a URL, a command, an `mcpServers`
-        entry, or a `Server`), either era, either transport: `mcpkit.gateway.proxy`, which
-        lives above the server and the client (this is a shortcut to it)."""
-        from ..gateway.proxy import proxy
-
-        return proxy(target, **options)
 
     # -- protocol --------------------------------------------------------------------------
     def capabilities(self) -> dict[str, Any]:
