@@ -28,9 +28,10 @@ from ..protocol.versions import META_LOG_LEVEL
 from ..telemetry.config import resolve as resolve_telemetry
 from .cache import ResultCache
 from .catalog import CatalogRequests
-from .connect import Era, era_key, make_transport
+from .connect import Era, make_transport
 from .deadline import Deadline
 from .era import ERA_CACHE, LegacyStart, connect_era, server_info
+from .errors import ClientError
 from .http_headers import call_headers
 from .inputs import ElicitationHandler, InputHandlers, RootsProvider, SamplingHandler
 from .lifecycle import AsyncResource
@@ -40,6 +41,7 @@ from .output_schema import OutputValidator
 from .pages import collect, read_page
 from .session import ClientSession, Trace, refreshing_tools
 from .subscription import Subscription, listen_filter, listen_stream, traced
+from .transport import Transport
 from .types import CallResult, ServerInfo, Tool
 
 if TYPE_CHECKING:
@@ -112,12 +114,15 @@ class Client(AsyncResource, CatalogRequests):
         )
         #: Spans and metrics; None when telemetry is off (the request path is then untouched).
         self.telemetry: ClientTelemetry | None = None
+        #: What requests go through: the transport, or the telemetry decorator around it.
+        self.wire: Transport = self.transport
         config = resolve_telemetry(telemetry)
         if config is not None:
-            from .telemetry import ClientTelemetry
+            from .telemetry import ClientTelemetry, TracedTransport
 
-            self.telemetry = ClientTelemetry(config, self.transport, self._session_version)
-            self.transport.request = self.telemetry.wrap(self.transport.request)  # type: ignore[method-assign,assignment]
+            caps = self.transport.capabilities
+            self.telemetry = ClientTelemetry(config, caps, self._session_version)
+            self.wire = TracedTransport(self.transport, self.telemetry)
         self.requested_era = era
         self.timeout = timeout
         self.connect_timeout = (
@@ -130,7 +135,7 @@ class Client(AsyncResource, CatalogRequests):
         if declared:
             capabilities["extensions"] = declared  # TASK-01, per request
         self.session = ClientSession(
-            self.transport, timeout=timeout, capabilities=capabilities, client_info=client_info
+            self.wire, timeout=timeout, capabilities=capabilities, client_info=client_info
         )
         self.session.log_level = log_level
         self.session.trace = trace
@@ -147,10 +152,10 @@ class Client(AsyncResource, CatalogRequests):
     @property
     def _auth_key(self) -> str:
         """Private cache entries belong to the credentials in use (CACHE-11)."""
-        auth = getattr(self.transport, "auth", None)
-        if auth is None:
+        credentials = self.transport.capabilities.credentials_key
+        if credentials is None:
             return self._headers_key
-        return self._headers_key + auth.cache_key()  # type: ignore[no-any-return]
+        return self._headers_key + credentials()
 
     def _session_version(self) -> str | None:
         return self.legacy.protocol_version if self.legacy is not None else None
@@ -165,11 +170,10 @@ class Client(AsyncResource, CatalogRequests):
             from ..telemetry.setup import ensure_configured
 
             ensure_configured(self.telemetry.config.service_name or "mcpkit-client")
-        await self.transport.start()
-        opened = self.telemetry.instrument_session if self.telemetry is not None else None
-        legacy = LegacyStart(self.transport, self.handlers, self.notes, self.extensions, opened)
+        await self.wire.start()
+        legacy = LegacyStart(self.wire, self.handlers, self.notes, self.extensions)
         self.info, self.legacy = await connect_era(
-            era_key(self.transport),
+            self.transport.capabilities.era_key,
             self.requested_era,
             self.session,
             legacy,
@@ -186,7 +190,7 @@ class Client(AsyncResource, CatalogRequests):
     async def close(self) -> None:
         if self.legacy is not None:
             await self.legacy.close()
-        await self.transport.close()
+        await self.wire.close()
 
     # -- requests --------------------------------------------------------------------------
     async def request(
@@ -223,6 +227,12 @@ class Client(AsyncResource, CatalogRequests):
             progress = deadline.restarting(progress)
         token = None
         if progress is not None:
+            if not self.wire.capabilities.notifications:
+                raise ClientError(
+                    f"{method}: progress needs notifications, and this "
+                    f"{self.wire.capabilities.kind} transport declares none "
+                    f"(capabilities.notifications)"
+                )
             token = f"mcpkit-{next(self._tokens)}"
             self.notes.progress[token] = progress
             body["_meta"] = {**(body.get("_meta") or {}), "progressToken": token}
@@ -267,8 +277,9 @@ class Client(AsyncResource, CatalogRequests):
         """One page of a list (`nextCursor` is opaque: PAG-05)."""
         result = await self.request(method, {"cursor": cursor} if cursor is not None else None)
         items, nxt = read_page(method, key, result)
-        if method == "tools/list":
-            items = self.transport.accept_tools(items)  # TR-XMH-07
+        accept = self.transport.capabilities.accept_tools
+        if method == "tools/list" and accept is not None:
+            items = accept(items)  # TR-XMH-07
         return items, nxt
 
     async def _list_all(self, method: str, key: str) -> list[JSONObject]:
@@ -353,8 +364,14 @@ class Client(AsyncResource, CatalogRequests):
             if self.trace is not None:
                 messages = traced(messages, self.trace)
             return Subscription(messages, self.notes.invalidate)
-        again = reopen and getattr(self.transport, "reopens_streams", False)
-        stream = self.transport.stream  # type: ignore[attr-defined]
+        caps = self.wire.capabilities
+        if caps.stream is None:
+            raise ClientError(
+                f"cannot subscribe: this {caps.kind} transport declares no listen streams "
+                f"(capabilities.stream); poll the lists instead"
+            )
+        again = reopen and caps.reopens_streams
+        stream = caps.stream
         return listen_stream(
             self.session, stream, wanted, self.notes.invalidate, again, self.timeout
         )

@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import aiohttp
 
@@ -24,10 +24,12 @@ from ..protocol.jsonrpc import (
     encode_result,
 )
 from .errors import ConnectionClosed, InvalidResponse, TransportError
-from .http import HttpTransport, _raise_http_error
-from .http_failures import failure, unexpected_content
+from .http_failures import failure, raise_http_error, unexpected_content
 from .http_headers import CALL_HEADERS
 from .sse import SSEParser
+
+if TYPE_CHECKING:
+    from .http import HttpTransport
 
 log = logging.getLogger("mcpkit.client")
 
@@ -42,6 +44,8 @@ class SessionExpired(TransportError):
 
 
 class LegacyHttpChannel:
+    """One 2025-11-25 session over an `HttpTransport` (a `SessionChannel`)."""
+
     def __init__(
         self,
         transport: HttpTransport,
@@ -82,6 +86,9 @@ class LegacyHttpChannel:
     def session_ready(self, version: str) -> None:
         self.version = version
 
+    def detach(self) -> None:
+        """Nothing to give back: the channel never changed the transport."""
+
     # -- requests --------------------------------------------------------------------------
     async def request(self, request_id: RequestId, method: str, params: JSONObject) -> Response:
         waiter: asyncio.Future[Response] = asyncio.get_running_loop().create_future()
@@ -98,7 +105,7 @@ class LegacyHttpChannel:
                         "the server no longer knows this session (HTTP 404)", status=404
                     )
                 if resp.status >= 300:
-                    await _raise_http_error(resp)
+                    await raise_http_error(resp)
                 if method == "initialize":
                     self.session_id = resp.headers.get("Mcp-Session-Id") or self.session_id
                 if resp.content_type == "application/json":
@@ -129,7 +136,7 @@ class LegacyHttpChannel:
             headers = {**self.headers(stream_only=True), "Last-Event-ID": event_id}
             async with await self.transport.send("GET", headers) as resp:
                 if resp.status >= 300:
-                    await _raise_http_error(resp)
+                    await raise_http_error(resp)
                 retry_ms = parser.retry_ms
                 parser = await self._consume(resp, until=waiter)
                 parser.retry_ms = parser.retry_ms or retry_ms
@@ -191,7 +198,7 @@ class LegacyHttpChannel:
                 "POST", self.headers(), encode_notification(method, params)
             ) as resp:
                 if resp.status >= 300:
-                    await _raise_http_error(resp)
+                    await raise_http_error(resp)
         except (aiohttp.ClientError, OSError) as exc:
             raise failure(self.transport.url, exc, answered=False) from exc
 

@@ -6,12 +6,13 @@ tests, notebooks and embedding.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from ...protocol import jsonrpc
 from ...protocol.errors import UnsupportedProtocolVersion
 from ...protocol.jsonrpc import JSONObject, Notification, RequestId, Response
+from ...protocol.transport import TransportCapabilities
 from ..admission import Refused, ServerRequest
 
 if TYPE_CHECKING:
@@ -24,7 +25,9 @@ Trace = Callable[[str, dict[str, Any]], None]
 
 
 class MemoryTransport:
-    """Client-side transport bound to an in-process server (see `mcpkit.client.transport`)."""
+    """Client-side transport bound to an in-process server (see `mcpkit.client.transport`):
+    notifications and listen streams; no 2025-11-25 sessions (there is nothing to initialize
+    in process), and its era is never cached (each server object may differ)."""
 
     def __init__(
         self,
@@ -36,6 +39,9 @@ class MemoryTransport:
         self.server = server
         self.on_notification = on_notification
         self.trace = trace
+        self.capabilities = TransportCapabilities(
+            kind="memory", notifications=True, stream=self.stream
+        )
 
     async def start(self) -> None:
         return None
@@ -75,7 +81,7 @@ class MemoryTransport:
 
     async def stream(
         self, request_id: RequestId, method: str, params: JSONObject
-    ) -> AsyncIterator[JSONObject]:
+    ) -> AsyncGenerator[JSONObject, None]:
         """A listen stream on the in-process server: acknowledgement, notifications, final result."""
         from ...protocol.errors import MCPError
 
