@@ -227,7 +227,7 @@ class Client(AsyncResource, CatalogRequests):
             progress = deadline.restarting(progress)
         token = None
         if progress is not None:
-            if not self.wire.capabilities.notifications:
+            if self.wire.capabilities.notifications is None:
                 raise ClientError(
                     f"{method}: progress needs notifications, and this "
                     f"{self.wire.capabilities.kind} transport declares none "

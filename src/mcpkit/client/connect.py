@@ -34,6 +34,9 @@ def make_transport(
     if isinstance(target, TransportSource):  # an mcpkit Server: it makes the transport
         return target.memory_transport(on_notification)
     if isinstance(target, Transport):
+        deliver = target.capabilities.notifications
+        if deliver is not None and on_notification is not None:
+            deliver(on_notification)  # the client's handler, besides the transport's own
         return target
     url: str | None = None
     command: Sequence[str] = ()

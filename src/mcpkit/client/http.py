@@ -23,7 +23,12 @@ from ..protocol.jsonrpc import (
     decode,
     encode_request,
 )
-from ..protocol.transport import NotificationSink, ServerRequestHandler, TransportCapabilities
+from ..protocol.transport import (
+    NotificationSink,
+    ServerRequestHandler,
+    TransportCapabilities,
+    also,
+)
 from .errors import InvalidResponse, StreamBroken, TransportError
 from .http_failures import failure, raise_http_error, unexpected_content
 from .http_headers import CALL_HEADERS, ToolHeaderIndex, build_request_headers
@@ -83,7 +88,7 @@ class HttpTransport:
             kind="http",
             era_key=url,
             url=url,
-            notifications=True,
+            notifications=self.add_notification_handler,
             stream=self.stream,
             reopens_streams=True,  # a broken listen stream is opened again with a new POST
             credentials_key=auth.cache_key if auth is not None else None,
@@ -159,6 +164,10 @@ class HttpTransport:
 
     def accept_tools(self, tools: list[JSONObject]) -> list[JSONObject]:
         return self.tool_headers.accept(tools)
+
+    def add_notification_handler(self, handler: NotificationHandler) -> None:
+        """Server notifications go to `handler` too (`capabilities.notifications`)."""
+        self.on_notification = also(self.on_notification, handler)
 
     def headers_for(self, method: str, params: JSONObject) -> dict[str, str]:
         """All headers of the POST for this request."""

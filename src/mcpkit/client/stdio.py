@@ -27,7 +27,12 @@ from ..protocol.jsonrpc import (
     encode_request,
     encode_result,
 )
-from ..protocol.transport import NotificationSink, ServerRequestHandler, TransportCapabilities
+from ..protocol.transport import (
+    NotificationSink,
+    ServerRequestHandler,
+    TransportCapabilities,
+    also,
+)
 from ..protocol.versions import META_SUBSCRIPTION_ID
 from .errors import ConnectFailed, ConnectionClosed, TransportError
 from .transport import NotificationHandler, dispatch_notification, logger
@@ -84,7 +89,7 @@ class StdioTransport:
         self.capabilities = TransportCapabilities(
             kind="stdio",
             era_key="stdio:" + " ".join(self.command),
-            notifications=True,
+            notifications=self.add_notification_handler,
             stream=self.stream,
             open_session=self.open_session,
         )
@@ -125,6 +130,10 @@ class StdioTransport:
 
     def accept_tools(self, tools: list[JSONObject]) -> list[JSONObject]:
         return tools  # x-mcp-header only matters on HTTP (TR-XMH-09)
+
+    def add_notification_handler(self, handler: NotificationHandler) -> None:
+        """Server notifications go to `handler` too (`capabilities.notifications`)."""
+        self.on_notification = also(self.on_notification, handler)
 
     def open_session(
         self, on_request: ServerRequestHandler, on_notification: NotificationSink

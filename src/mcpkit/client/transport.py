@@ -17,16 +17,17 @@ from __future__ import annotations
 
 import inspect
 import logging
-from collections.abc import Awaitable, Callable
 from typing import Any, Protocol, runtime_checkable
 
 from ..protocol.jsonrpc import JSONObject, Notification, RequestId, Response
 from ..protocol.transport import (
+    NotificationHandler,
     OpenSession,
     OpenStream,
     SessionChannel,
     ToolFilter,
     TransportCapabilities,
+    also,
 )
 from .errors import ConnectionClosed, TransportError
 
@@ -41,13 +42,11 @@ __all__ = [
     "TransportCapabilities",
     "TransportError",
     "TransportSource",
+    "also",
     "dispatch_notification",
 ]
 
 logger = logging.getLogger("mcpkit.client")
-
-NotificationHandler = Callable[[Notification], Awaitable[None] | None]
-"""Receives server notifications (progress, log messages, ...); may be sync or async."""
 
 
 @runtime_checkable

@@ -7,6 +7,7 @@ names the same record. The contract itself is `mcpkit.client.transport.Transport
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Protocol
@@ -14,6 +15,7 @@ from typing import Protocol
 from .jsonrpc import JSONObject, Notification, RequestId, Response
 
 __all__ = [
+    "NotificationHandler",
     "NotificationSink",
     "OpenSession",
     "OpenStream",
@@ -21,6 +23,7 @@ __all__ = [
     "SessionChannel",
     "ToolFilter",
     "TransportCapabilities",
+    "also",
 ]
 
 OpenStream = Callable[[RequestId, str, JSONObject], AsyncGenerator[JSONObject, None]]
@@ -34,6 +37,9 @@ ServerRequestHandler = Callable[[str, JSONObject], Awaitable[JSONObject]]
 """Answers one server→client request (method, params); raises `MCPError` to refuse."""
 
 NotificationSink = Callable[[Notification], Awaitable[None]]
+
+NotificationHandler = Callable[[Notification], Awaitable[None] | None]
+"""Receives server notifications (progress, log messages, ...); may be sync or async."""
 
 
 class SessionChannel(Protocol):
@@ -84,9 +90,10 @@ class TransportCapabilities:
     era_key: str | None = None
     #: The HTTP endpoint, when there is one (telemetry's `server.address` and `server.port`).
     url: str | None = None
-    #: Server notifications sent during a request reach the transport's handler (progress,
-    #: logs, list changes); without them progress callbacks are never called.
-    notifications: bool = False
+    #: Server notifications (progress, logs, list changes) reach the client: it calls this once,
+    #: before `start`, with its handler, which the transport calls besides any it was built
+    #: with. None: the transport delivers none, so progress callbacks are refused.
+    notifications: Callable[[NotificationHandler], None] | None = None
     #: Listen streams (`Client.subscribe`); None: subscribing fails with a one-line error.
     stream: OpenStream | None = None
     #: A listen stream that breaks may be opened again with a new request (SUB-13).
@@ -97,3 +104,22 @@ class TransportCapabilities:
     accept_tools: ToolFilter | None = None
     #: 2025-11-25 sessions (`initialize`, server→client requests); None: modern servers only.
     open_session: OpenSession | None = None
+
+
+def also(first: NotificationHandler | None, then: NotificationHandler) -> NotificationHandler:
+    """A handler calling `first` (when there is one), then `then` even if `first` failed: how
+    a transport adds the client's handler to the one it was built with (`notifications`)."""
+    if first is None or first is then:
+        return then
+
+    async def both(message: Notification) -> None:
+        try:
+            outcome = first(message)
+            if inspect.isawaitable(outcome):
+                await outcome
+        finally:
+            outcome = then(message)
+            if inspect.isawaitable(outcome):
+                await outcome
+
+    return both

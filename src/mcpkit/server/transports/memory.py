@@ -6,20 +6,19 @@ tests, notebooks and embedding.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Callable
 from typing import TYPE_CHECKING, Any
 
 from ...protocol import jsonrpc
 from ...protocol.errors import UnsupportedProtocolVersion
 from ...protocol.jsonrpc import JSONObject, Notification, RequestId, Response
-from ...protocol.transport import TransportCapabilities
+from ...protocol.transport import NotificationHandler, TransportCapabilities, also
 from ..admission import Refused, ServerRequest
 
 if TYPE_CHECKING:
     from ..context import Emit
     from ..server import Server
 
-NotificationHandler = Callable[[Notification], Awaitable[None] | None]
 #: Sees every message the server produced: (request method, decoded message).
 Trace = Callable[[str, dict[str, Any]], None]
 
@@ -40,7 +39,7 @@ class MemoryTransport:
         self.on_notification = on_notification
         self.trace = trace
         self.capabilities = TransportCapabilities(
-            kind="memory", notifications=True, stream=self.stream
+            kind="memory", notifications=self.add_notification_handler, stream=self.stream
         )
 
     async def start(self) -> None:
@@ -109,6 +108,10 @@ class MemoryTransport:
 
     def accept_tools(self, tools: list[JSONObject]) -> list[JSONObject]:
         return tools
+
+    def add_notification_handler(self, handler: NotificationHandler) -> None:
+        """Server notifications go to `handler` too (`capabilities.notifications`)."""
+        self.on_notification = also(self.on_notification, handler)
 
     async def close(self) -> None:
         return None
