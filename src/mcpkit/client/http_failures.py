@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import socket
 import ssl
-from typing import TYPE_CHECKING, Any, NoReturn
+from collections.abc import AsyncIterator
+from typing import Any, NoReturn, Protocol
 from urllib.parse import urlsplit
 
 import aiohttp
@@ -18,9 +19,6 @@ import aiohttp
 from ..protocol.errors import MCPError, error_from_wire
 from ..protocol.jsonrpc import Response, decode
 from .errors import ClientError, ConnectFailed, ConnectionClosed, StreamBroken, TransportError
-
-if TYPE_CHECKING:
-    from .h1 import H1Response
 
 __all__ = [
     "EXPECTED_CONTENT",
@@ -31,6 +29,24 @@ __all__ = [
 ]
 
 _MAX_ERROR_BODY = 64 * 1024
+
+
+class _Body(Protocol):
+    def iter_any(self) -> AsyncIterator[bytes]: ...
+
+
+class ErrorResponse(Protocol):
+    """What `raise_http_error` reads of a response: aiohttp's, or the lean pool's."""
+
+    @property
+    def status(self) -> int: ...
+
+    @property
+    def reason(self) -> str | None: ...
+
+    @property
+    def content(self) -> _Body: ...
+
 
 EXPECTED_CONTENT = ("application/json", "text/event-stream")
 
@@ -85,7 +101,7 @@ def unexpected_content(url: str, status: int, content_type: str) -> TransportErr
     )
 
 
-async def raise_http_error(resp: aiohttp.ClientResponse | H1Response) -> NoReturn:
+async def raise_http_error(resp: ErrorResponse) -> NoReturn:
     """Non-2xx: raise the body's JSON-RPC error (with `http_status`), else TransportError."""
     raw = bytearray()
     async for chunk in resp.content.iter_any():

@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, Protocol
 
 import aiohttp
 
@@ -28,9 +28,6 @@ from .http_failures import failure, raise_http_error, unexpected_content
 from .http_headers import CALL_HEADERS
 from .sse import SSEParser
 
-if TYPE_CHECKING:
-    from .http import HttpTransport
-
 log = logging.getLogger("mcpkit.client")
 
 RequestHandler = Callable[[str, JSONObject], Awaitable[JSONObject]]
@@ -43,12 +40,29 @@ class SessionExpired(TransportError):
     """HTTP 404 on a request carrying our session id: the server forgot the session."""
 
 
+class Endpoint(Protocol):
+    """What the channel uses of its `HttpTransport`: the endpoint and its HTTP exchange."""
+
+    @property
+    def url(self) -> str: ...
+
+    @property
+    def extra_headers(self) -> Mapping[str, str]: ...
+
+    @property
+    def http(self) -> aiohttp.ClientSession | None: ...
+
+    async def send(
+        self, method: str, headers: Mapping[str, str], data: bytes | None = None
+    ) -> aiohttp.ClientResponse: ...
+
+
 class LegacyHttpChannel:
     """One 2025-11-25 session over an `HttpTransport` (a `SessionChannel`)."""
 
     def __init__(
         self,
-        transport: HttpTransport,
+        transport: Endpoint,
         on_request: RequestHandler,
         on_notification: NotificationSink,
     ) -> None:
@@ -61,13 +75,6 @@ class LegacyHttpChannel:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._stream_task: asyncio.Task[None] | None = None
         self._closing = False
-
-    @property
-    def http(self) -> aiohttp.ClientSession:
-        http = self.transport.http
-        if http is None:
-            raise TransportError("HTTP transport is not started")
-        return http
 
     def headers(self, stream_only: bool = False) -> dict[str, str]:
         h = {"Accept": "text/event-stream" if stream_only else ACCEPT}

@@ -3,13 +3,25 @@ server's requests and notifications to the session while it lasts (TR-STDIO-07).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from ..protocol.jsonrpc import JSONObject, RequestId, Response
-from ..protocol.transport import NotificationSink, ServerRequestHandler
+from ..protocol.transport import NotificationHandler, NotificationSink, ServerRequestHandler
 
-if TYPE_CHECKING:
-    from .stdio import StdioTransport
+Routes = tuple[ServerRequestHandler | None, NotificationHandler | None]
+
+
+class Process(Protocol):
+    """What the channel uses of its `StdioTransport`."""
+
+    async def request(self, request_id: RequestId, method: str, params: JSONObject) -> Response: ...
+
+    async def notify(self, method: str, params: JSONObject | None = None) -> None: ...
+
+    def route(
+        self, on_request: ServerRequestHandler | None, on_notification: NotificationHandler | None
+    ) -> Routes: ...
+
 
 __all__ = ["StdioSessionChannel"]
 
@@ -22,7 +34,7 @@ class StdioSessionChannel:
 
     def __init__(
         self,
-        transport: StdioTransport,
+        transport: Process,
         on_request: ServerRequestHandler,
         on_notification: NotificationSink,
     ) -> None:
