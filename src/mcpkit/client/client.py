@@ -14,7 +14,6 @@ sessions. Results are typed (`mcpkit.client.types`), lists are cached per `ttlMs
 from __future__ import annotations
 
 import hashlib
-import itertools
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from types import EllipsisType
@@ -36,7 +35,13 @@ from .http_headers import call_headers
 from .inputs import ElicitationHandler, InputHandlers, RootsProvider, SamplingHandler
 from .lifecycle import AsyncResource
 from .mrtr import complete
-from .notifications import LogCallback, NotificationRouter, ProgressCallback, check_log_level
+from .notifications import (
+    LogCallback,
+    NotificationRouter,
+    ProgressCallback,
+    check_log_level,
+    no_notifications,
+)
 from .output_schema import OutputValidator
 from .pages import collect, read_page
 from .session import ClientSession, Trace, refreshing_tools
@@ -115,14 +120,7 @@ class Client(AsyncResource, CatalogRequests):
         #: Spans and metrics; None when telemetry is off (the request path is then untouched).
         self.telemetry: ClientTelemetry | None = None
         #: What requests go through: the transport, or the telemetry decorator around it.
-        self.wire: Transport = self.transport
-        config = resolve_telemetry(telemetry)
-        if config is not None:
-            from .telemetry import ClientTelemetry, TracedTransport
-
-            caps = self.transport.capabilities
-            self.telemetry = ClientTelemetry(config, caps, self._session_version)
-            self.wire = TracedTransport(self.transport, self.telemetry)
+        self.wire: Transport = self._instrumented(resolve_telemetry(telemetry))
         self.requested_era = era
         self.timeout = timeout
         self.connect_timeout = (
@@ -144,9 +142,18 @@ class Client(AsyncResource, CatalogRequests):
         self._headers_key = hashlib.sha256(
             repr(sorted((headers or {}).items())).encode()
         ).hexdigest()[:16]
-        self._tokens = itertools.count(1)
         self._tools: dict[str, Tool] = {}
         self._outputs = OutputValidator()
+
+    def _instrumented(self, config: Telemetry | None) -> Transport:
+        """The transport, wrapped by `TracedTransport` when telemetry is on."""
+        if config is None:
+            return self.transport
+        from .telemetry import ClientTelemetry, TracedTransport
+
+        caps = self.transport.capabilities
+        self.telemetry = ClientTelemetry(config, caps, self._session_version)
+        return TracedTransport(self.transport, self.telemetry)
 
     # -- connection ------------------------------------------------------------------------
     @property
@@ -221,21 +228,13 @@ class Client(AsyncResource, CatalogRequests):
             hit = cache.get(method, body, self._auth_key)
             if hit is not None:
                 return hit  # type: ignore[no-any-return]
+        if progress is not None and self.wire.capabilities.notifications is None:
+            raise no_notifications(method, self.wire.capabilities.kind)
         deadline = None
         if max_timeout is not None:
             deadline = Deadline(self.timeout if timeout is ... else timeout, max_timeout)
             progress = deadline.restarting(progress)
-        token = None
-        if progress is not None:
-            if self.wire.capabilities.notifications is None:
-                raise ClientError(
-                    f"{method}: progress needs notifications, and this "
-                    f"{self.wire.capabilities.kind} transport declares none "
-                    f"(capabilities.notifications)"
-                )
-            token = f"mcpkit-{next(self._tokens)}"
-            self.notes.progress[token] = progress
-            body["_meta"] = {**(body.get("_meta") or {}), "progressToken": token}
+        token = self.notes.watch(body, progress) if progress is not None else None
         try:
             if self.legacy is not None:
                 result = await self.legacy.request(
