@@ -12,6 +12,7 @@ from mcpkit.client import ClientSession, InvalidResponse, RequestTimeout
 from mcpkit.client.errors import ClientError, TransportError
 from mcpkit.protocol.errors import HeaderMismatch, InvalidParams, MCPError
 from mcpkit.protocol.jsonrpc import JSONObject, RequestId, Response
+from mcpkit.protocol.transport import TransportCapabilities
 from mcpkit.protocol.versions import (
     LATEST,
     META_CLIENT_CAPABILITIES,
@@ -30,6 +31,7 @@ class FakeTransport:
         self.sent: list[tuple[RequestId, str, JSONObject]] = []
         self.started = self.closed = False
         self.accepted: list[list[JSONObject]] = []
+        self.capabilities = TransportCapabilities(accept_tools=self.accept_tools)
 
     async def start(self) -> None:
         self.started = True

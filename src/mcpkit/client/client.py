@@ -14,7 +14,6 @@ sessions. Results are typed (`mcpkit.client.types`), lists are cached per `ttlMs
 from __future__ import annotations
 
 import hashlib
-import itertools
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from types import EllipsisType
@@ -28,18 +27,26 @@ from ..protocol.versions import META_LOG_LEVEL
 from ..telemetry.config import resolve as resolve_telemetry
 from .cache import ResultCache
 from .catalog import CatalogRequests
-from .connect import Era, era_key, make_transport
+from .connect import Era, make_transport
 from .deadline import Deadline
 from .era import ERA_CACHE, LegacyStart, connect_era, server_info
+from .errors import ClientError
 from .http_headers import call_headers
 from .inputs import ElicitationHandler, InputHandlers, RootsProvider, SamplingHandler
 from .lifecycle import AsyncResource
 from .mrtr import complete
-from .notifications import LogCallback, NotificationRouter, ProgressCallback, check_log_level
+from .notifications import (
+    LogCallback,
+    NotificationRouter,
+    ProgressCallback,
+    check_log_level,
+    no_notifications,
+)
 from .output_schema import OutputValidator
 from .pages import collect, read_page
 from .session import ClientSession, Trace, refreshing_tools
 from .subscription import Subscription, listen_filter, listen_stream, traced
+from .transport import Transport
 from .types import CallResult, ServerInfo, Tool
 
 if TYPE_CHECKING:
@@ -112,12 +119,8 @@ class Client(AsyncResource, CatalogRequests):
         )
         #: Spans and metrics; None when telemetry is off (the request path is then untouched).
         self.telemetry: ClientTelemetry | None = None
-        config = resolve_telemetry(telemetry)
-        if config is not None:
-            from .telemetry import ClientTelemetry
-
-            self.telemetry = ClientTelemetry(config, self.transport, self._session_version)
-            self.transport.request = self.telemetry.wrap(self.transport.request)  # type: ignore[method-assign,assignment]
+        #: What requests go through: the transport, or the telemetry decorator around it.
+        self.wire: Transport = self._instrumented(resolve_telemetry(telemetry))
         self.requested_era = era
         self.timeout = timeout
         self.connect_timeout = (
@@ -130,7 +133,7 @@ class Client(AsyncResource, CatalogRequests):
         if declared:
             capabilities["extensions"] = declared  # TASK-01, per request
         self.session = ClientSession(
-            self.transport, timeout=timeout, capabilities=capabilities, client_info=client_info
+            self.wire, timeout=timeout, capabilities=capabilities, client_info=client_info
         )
         self.session.log_level = log_level
         self.session.trace = trace
@@ -139,18 +142,27 @@ class Client(AsyncResource, CatalogRequests):
         self._headers_key = hashlib.sha256(
             repr(sorted((headers or {}).items())).encode()
         ).hexdigest()[:16]
-        self._tokens = itertools.count(1)
         self._tools: dict[str, Tool] = {}
         self._outputs = OutputValidator()
+
+    def _instrumented(self, config: Telemetry | None) -> Transport:
+        """The transport, wrapped by `TracedTransport` when telemetry is on."""
+        if config is None:
+            return self.transport
+        from .telemetry import ClientTelemetry, TracedTransport
+
+        caps = self.transport.capabilities
+        self.telemetry = ClientTelemetry(config, caps, self._session_version)
+        return TracedTransport(self.transport, self.telemetry)
 
     # -- connection ------------------------------------------------------------------------
     @property
     def _auth_key(self) -> str:
         """Private cache entries belong to the credentials in use (CACHE-11)."""
-        auth = getattr(self.transport, "auth", None)
-        if auth is None:
+        credentials = self.transport.capabilities.credentials_key
+        if credentials is None:
             return self._headers_key
-        return self._headers_key + auth.cache_key()  # type: ignore[no-any-return]
+        return self._headers_key + credentials()
 
     def _session_version(self) -> str | None:
         return self.legacy.protocol_version if self.legacy is not None else None
@@ -165,11 +177,10 @@ class Client(AsyncResource, CatalogRequests):
             from ..telemetry.setup import ensure_configured
 
             ensure_configured(self.telemetry.config.service_name or "mcpkit-client")
-        await self.transport.start()
-        opened = self.telemetry.instrument_session if self.telemetry is not None else None
-        legacy = LegacyStart(self.transport, self.handlers, self.notes, self.extensions, opened)
+        await self.wire.start()
+        legacy = LegacyStart(self.wire, self.handlers, self.notes, self.extensions)
         self.info, self.legacy = await connect_era(
-            era_key(self.transport),
+            self.transport.capabilities.era_key,
             self.requested_era,
             self.session,
             legacy,
@@ -186,7 +197,7 @@ class Client(AsyncResource, CatalogRequests):
     async def close(self) -> None:
         if self.legacy is not None:
             await self.legacy.close()
-        await self.transport.close()
+        await self.wire.close()
 
     # -- requests --------------------------------------------------------------------------
     async def request(
@@ -217,15 +228,13 @@ class Client(AsyncResource, CatalogRequests):
             hit = cache.get(method, body, self._auth_key)
             if hit is not None:
                 return hit  # type: ignore[no-any-return]
+        if progress is not None and self.wire.capabilities.notifications is None:
+            raise no_notifications(method, self.wire.capabilities.kind)
         deadline = None
         if max_timeout is not None:
             deadline = Deadline(self.timeout if timeout is ... else timeout, max_timeout)
             progress = deadline.restarting(progress)
-        token = None
-        if progress is not None:
-            token = f"mcpkit-{next(self._tokens)}"
-            self.notes.progress[token] = progress
-            body["_meta"] = {**(body.get("_meta") or {}), "progressToken": token}
+        token = self.notes.watch(body, progress) if progress is not None else None
         try:
             if self.legacy is not None:
                 result = await self.legacy.request(
@@ -267,8 +276,9 @@ class Client(AsyncResource, CatalogRequests):
         """One page of a list (`nextCursor` is opaque: PAG-05)."""
         result = await self.request(method, {"cursor": cursor} if cursor is not None else None)
         items, nxt = read_page(method, key, result)
-        if method == "tools/list":
-            items = self.transport.accept_tools(items)  # TR-XMH-07
+        accept = self.transport.capabilities.accept_tools
+        if method == "tools/list" and accept is not None:
+            items = accept(items)  # TR-XMH-07
         return items, nxt
 
     async def _list_all(self, method: str, key: str) -> list[JSONObject]:
@@ -353,8 +363,14 @@ class Client(AsyncResource, CatalogRequests):
             if self.trace is not None:
                 messages = traced(messages, self.trace)
             return Subscription(messages, self.notes.invalidate)
-        again = reopen and getattr(self.transport, "reopens_streams", False)
-        stream = self.transport.stream  # type: ignore[attr-defined]
+        caps = self.wire.capabilities
+        if caps.stream is None:
+            raise ClientError(
+                f"cannot subscribe: this {caps.kind} transport declares no listen streams "
+                f"(capabilities.stream); poll the lists instead"
+            )
+        again = reopen and caps.reopens_streams
+        stream = caps.stream
         return listen_stream(
             self.session, stream, wanted, self.notes.invalidate, again, self.timeout
         )

@@ -9,9 +9,9 @@ from typing import Any, Literal
 
 from .stdio import StderrMode
 from .target import HttpTarget, parse_target
-from .transport import NotificationHandler, Transport
+from .transport import NotificationHandler, Transport, TransportSource
 
-__all__ = ["Era", "era_key", "make_transport"]
+__all__ = ["Era", "make_transport"]
 
 Era = Literal["modern", "legacy"]
 
@@ -30,11 +30,14 @@ def make_transport(
     list → `StdioTransport` (with `env`, `cwd`, `stderr`); an `mcpServers` entry
     (`{"command", "args", "env", "cwd", "name"}` or `{"type": "http", "url", "headers"}`) → either,
     the arguments given here winning over the entry's; an in-process mcpkit `Server` → its
-    memory transport; a ready transport as it is."""
-    if hasattr(target, "memory_transport"):  # an mcpkit Server: it makes the transport
-        return target.memory_transport(on_notification)  # type: ignore[no-any-return]
-    if hasattr(target, "request") and hasattr(target, "start"):
-        return target  # type: ignore[no-any-return]
+    memory transport; a ready transport (anything implementing `Transport`) as it is."""
+    if isinstance(target, TransportSource):  # an mcpkit Server: it makes the transport
+        return target.memory_transport(on_notification)
+    if isinstance(target, Transport):
+        deliver = target.capabilities.notifications
+        if deliver is not None and on_notification is not None:
+            deliver(on_notification)  # the client's handler, besides the transport's own
+        return target
     url: str | None = None
     command: Sequence[str] = ()
     label: str | None = None
@@ -52,12 +55,18 @@ def make_transport(
             env = {**dict(target.get("env") or {}), **dict(env or {})} or None
             cwd = target.get("cwd") or cwd
             label = target.get("name")  # the entry's name in its mcpServers, when given
-    else:
+    elif isinstance(target, str | Sequence):
         parsed = parse_target(target)
         if isinstance(parsed, HttpTarget):
             url = parsed.url
         else:
             command = parsed.command
+    else:
+        raise TypeError(
+            f"cannot connect to a {type(target).__name__}: pass a URL, a command, an mcpServers "
+            f"entry, a Server or a transport (one with capabilities, start, request and close; "
+            f"see 'Writing a transport' in docs/client.md)"
+        )
     if url is not None:
         from .http import HttpTransport  # aiohttp is imported only when needed
 
@@ -67,15 +76,3 @@ def make_transport(
     return StdioTransport(
         command, env=env, cwd=cwd, stderr=stderr, on_notification=on_notification, label=label
     )
-
-
-def era_key(transport: Transport) -> str | None:
-    """Where the era a server speaks is remembered (VER-11): per HTTP endpoint or command
-    line; None (not remembered) for other transports."""
-    url = getattr(transport, "url", None)
-    if isinstance(url, str):
-        return url
-    command = getattr(transport, "command", None)
-    if isinstance(command, list):
-        return "stdio:" + " ".join(command)
-    return None

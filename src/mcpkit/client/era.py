@@ -75,22 +75,17 @@ class LegacyStart:
     handlers: InputHandlers
     on_notification: Callable[[Notification], Any]
     extensions: JSONObject
-    #: Sees the session before its `initialize` (the client's telemetry wraps its channel).
-    opened: Callable[[LegacyClientSession], None] | None = None
 
     def session(self, session: ClientSession) -> LegacyClientSession:
         from .legacy import LegacyClientSession
 
-        legacy = LegacyClientSession(
+        return LegacyClientSession(
             self.transport,
             self.handlers,
             session,
             on_notification=self.on_notification,
             extensions=self.extensions,
         )
-        if self.opened is not None:
-            self.opened(legacy)
-        return legacy
 
 
 async def connect_era(

@@ -8,13 +8,13 @@ HTTP (CANC-04).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
-from typing import TYPE_CHECKING, Any, NoReturn
+from collections.abc import AsyncGenerator, Mapping
+from typing import TYPE_CHECKING
 
 import aiohttp
 import orjson
 
-from ..protocol.errors import MCPError, error_from_wire
+from ..protocol.errors import MCPError
 from ..protocol.jsonrpc import (
     JSONObject,
     Notification,
@@ -23,20 +23,27 @@ from ..protocol.jsonrpc import (
     decode,
     encode_request,
 )
+from ..protocol.transport import (
+    NotificationSink,
+    ServerRequestHandler,
+    TransportCapabilities,
+    also,
+)
 from .errors import InvalidResponse, StreamBroken, TransportError
-from .http_failures import failure, unexpected_content
+from .http_failures import failure, raise_http_error, unexpected_content
 from .http_headers import CALL_HEADERS, ToolHeaderIndex, build_request_headers
 from .proxy import proxy_for
 from .sse import SSEParser
 from .transport import NotificationHandler, dispatch_notification, logger
 
 if TYPE_CHECKING:
+    from .auth.exchange import Exchange
     from .auth.oauth import OAuth
     from .h1 import H1Pool, H1Response
+    from .legacy_http import LegacyHttpChannel
 
 __all__ = ["HttpTransport"]
 
-_MAX_ERROR_BODY = 64 * 1024
 #: Seconds an idle connection stays in the pool: under the usual server idle timeouts (Node and
 #: uvicorn close after 5 s), so a connection the server is closing is not picked for a request,
 #: which could not be sent again safely once it has gone out.
@@ -45,10 +52,8 @@ KEEPALIVE = 4.0
 
 class HttpTransport:
     """Talks to one MCP endpoint URL. `headers` are added to every request; `auth` (an
-    `mcpkit.client.auth.OAuth`) answers 401/403 challenges and adds the access token (AUTH-20)."""
-
-    #: A listen stream that breaks is opened again with a new POST (SUB-13).
-    reopens_streams = True
+    `mcpkit.client.auth.OAuth`) wraps every HTTP exchange: it answers 401/403 challenges and
+    adds the access token (AUTH-20)."""
 
     def __init__(
         self,
@@ -63,8 +68,13 @@ class HttpTransport:
         self.url = url
         self.extra_headers = dict(headers or {})
         self.auth = auth
+        #: Every HTTP exchange goes through this: aiohttp, wrapped by `auth` when given.
+        self.exchange: Exchange = self._exchange
         if auth is not None:
+            from .auth.exchange import AuthorizedExchange
+
             auth.bind(url)
+            self.exchange = AuthorizedExchange(self._exchange, auth, url)
         self.on_notification = on_notification
         self.tool_headers = ToolHeaderIndex()
         self._connect_timeout = connect_timeout
@@ -74,6 +84,17 @@ class HttpTransport:
         self._h1: H1Pool | None = None
         #: The proxy that HTTP(S)_PROXY / ALL_PROXY name for this URL, unless NO_PROXY skips it.
         self.proxy: str | None = None
+        self.capabilities = TransportCapabilities(
+            kind="http",
+            era_key=url,
+            url=url,
+            notifications=self.add_notification_handler,
+            stream=self.stream,
+            reopens_streams=True,  # a broken listen stream is opened again with a new POST
+            credentials_key=auth.cache_key if auth is not None else None,
+            accept_tools=self.accept_tools,
+            open_session=self.open_session,
+        )
 
     @property
     def http(self) -> aiohttp.ClientSession | None:
@@ -119,43 +140,34 @@ class HttpTransport:
     async def send(
         self, method: str, headers: Mapping[str, str], data: bytes | None = None
     ) -> aiohttp.ClientResponse:
-        """One HTTP exchange with the endpoint. With `auth`, a 401/403 challenge is answered
-        (authorization, step-up, DPoP nonce) and the request sent again; the caller releases
-        the response (`async with await transport.send(...) as resp`)."""
+        """One HTTP exchange with the endpoint, through `exchange` (with `auth`, a challenge is
+        answered and the request sent again); the caller releases the response
+        (`async with await transport.send(...) as resp`)."""
+        return await self.exchange(method, headers, data)
+
+    async def _exchange(
+        self, method: str, headers: Mapping[str, str], data: bytes | None = None
+    ) -> aiohttp.ClientResponse:
         if self._http is None:
             raise TransportError("HTTP transport is not started")
-        auth = self.auth
-        if auth is None:
-            return await self._http.request(
-                method, self.url, data=data, headers=headers, proxy=self.proxy
-            )
-        from .auth.oauth import RetryState
+        return await self._http.request(
+            method, self.url, data=data, headers=headers, proxy=self.proxy
+        )
 
-        state = RetryState()
-        while True:
-            sent = await auth.headers(method, self.url)
-            resp = await self._http.request(
-                method, self.url, data=data, headers={**headers, **sent}, proxy=self.proxy
-            )
-            if resp.status not in (401, 403) and "DPoP-Nonce" not in resp.headers:
-                return resp
-            try:
-                retry = await auth.on_response(
-                    resp.status,
-                    resp.headers,
-                    resp.headers.getall("WWW-Authenticate", []),
-                    sent,
-                    state,
-                )
-            except BaseException:
-                resp.release()
-                raise
-            if not retry:
-                return resp
-            resp.release()
+    def open_session(
+        self, on_request: ServerRequestHandler, on_notification: NotificationSink
+    ) -> LegacyHttpChannel:
+        """A 2025-11-25 session on this endpoint: `Mcp-Session-Id`, the GET stream, DELETE."""
+        from .legacy_http import LegacyHttpChannel
+
+        return LegacyHttpChannel(self, on_request, on_notification)
 
     def accept_tools(self, tools: list[JSONObject]) -> list[JSONObject]:
         return self.tool_headers.accept(tools)
+
+    def add_notification_handler(self, handler: NotificationHandler) -> None:
+        """Server notifications go to `handler` too (`capabilities.notifications`)."""
+        self.on_notification = also(self.on_notification, handler)
 
     def headers_for(self, method: str, params: JSONObject) -> dict[str, str]:
         """All headers of the POST for this request."""
@@ -203,7 +215,7 @@ class HttpTransport:
 
     async def stream(
         self, request_id: RequestId, method: str, params: JSONObject
-    ) -> AsyncIterator[JSONObject]:
+    ) -> AsyncGenerator[JSONObject, None]:
         """A long-lived request (subscriptions/listen): every message on its stream, in order.
         Leaving the iteration closes the stream, which ends the subscription (SUB-10)."""
         if self._http is None:
@@ -214,7 +226,7 @@ class HttpTransport:
             async with await self.send("POST", self.headers_for(method, params), body) as resp:
                 answered = True
                 if resp.status >= 300:
-                    await _raise_http_error(resp)
+                    await raise_http_error(resp)
                 if resp.content_type == "application/json":
                     yield orjson.loads(await resp.read())
                     return
@@ -235,7 +247,7 @@ class HttpTransport:
         self, resp: aiohttp.ClientResponse | H1Response, request_id: RequestId
     ) -> Response:
         if resp.status >= 300:
-            await _raise_http_error(resp)
+            await raise_http_error(resp)
         ctype = resp.content_type
         if ctype == "application/json":
             return _expect_response(await resp.read(), resp.status)
@@ -287,25 +299,3 @@ def _expect_response(raw: bytes, status: int) -> Response:
     if not isinstance(message, Response):
         raise InvalidResponse(f"the HTTP {status} body is not a JSON-RPC response")
     return message
-
-
-async def _raise_http_error(resp: aiohttp.ClientResponse | H1Response) -> NoReturn:
-    """Non-2xx: raise the body's JSON-RPC error (with `http_status`), else TransportError."""
-    raw = bytearray()
-    async for chunk in resp.content.iter_any():
-        raw += chunk
-        if len(raw) >= _MAX_ERROR_BODY:
-            break
-    if raw.strip():
-        try:
-            message: Any = decode(raw)
-        except MCPError:
-            message = None
-        if isinstance(message, Response) and message.is_error:
-            error = error_from_wire(message.error)
-            error.http_status = resp.status
-            raise error
-    text = raw.decode("utf-8", errors="replace").strip()
-    reason = f" {resp.reason}" if resp.reason else ""
-    detail = f": {text[:200]}" if text else ""
-    raise TransportError(f"HTTP {resp.status}{reason}{detail}", status=resp.status, body=text)

@@ -10,18 +10,43 @@ from __future__ import annotations
 
 import socket
 import ssl
+from collections.abc import AsyncIterator
+from typing import Any, NoReturn, Protocol
 from urllib.parse import urlsplit
 
 import aiohttp
 
+from ..protocol.errors import MCPError, error_from_wire
+from ..protocol.jsonrpc import Response, decode
 from .errors import ClientError, ConnectFailed, ConnectionClosed, StreamBroken, TransportError
 
 __all__ = [
     "EXPECTED_CONTENT",
     "connect_failed",
     "failure",
+    "raise_http_error",
     "unexpected_content",
 ]
+
+_MAX_ERROR_BODY = 64 * 1024
+
+
+class _Body(Protocol):
+    def iter_any(self) -> AsyncIterator[bytes]: ...
+
+
+class ErrorResponse(Protocol):
+    """What `raise_http_error` reads of a response: aiohttp's, or the lean pool's."""
+
+    @property
+    def status(self) -> int: ...
+
+    @property
+    def reason(self) -> str | None: ...
+
+    @property
+    def content(self) -> _Body: ...
+
 
 EXPECTED_CONTENT = ("application/json", "text/event-stream")
 
@@ -74,3 +99,25 @@ def unexpected_content(url: str, status: int, content_type: str) -> TransportErr
         f"(expected {' or '.join(EXPECTED_CONTENT)}): is this an MCP endpoint?",
         status=status,
     )
+
+
+async def raise_http_error(resp: ErrorResponse) -> NoReturn:
+    """Non-2xx: raise the body's JSON-RPC error (with `http_status`), else TransportError."""
+    raw = bytearray()
+    async for chunk in resp.content.iter_any():
+        raw += chunk
+        if len(raw) >= _MAX_ERROR_BODY:
+            break
+    if raw.strip():
+        try:
+            message: Any = decode(raw)
+        except MCPError:
+            message = None
+        if isinstance(message, Response) and message.is_error:
+            error = error_from_wire(message.error)
+            error.http_status = resp.status
+            raise error
+    text = raw.decode("utf-8", errors="replace").strip()
+    reason = f" {resp.reason}" if resp.reason else ""
+    detail = f": {text[:200]}" if text else ""
+    raise TransportError(f"HTTP {resp.status}{reason}{detail}", status=resp.status, body=text)

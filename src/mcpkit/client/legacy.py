@@ -2,16 +2,17 @@
 
 Used when era detection finds a legacy server. The same `InputHandlers` that fulfil MRTR
 answer the server's real `elicitation/create`, `sampling/createMessage` and `roots/list`
-requests here, and `ping`. Over HTTP this adds `Mcp-Session-Id`, the standalone GET stream,
+requests here, and `ping`. The transport opens the session's channel, as its capabilities
+declare (`open_session`): over HTTP it adds `Mcp-Session-Id`, the standalone GET stream,
 resumption with `Last-Event-ID` after the server's `retry`, and DELETE on close
-(`legacy_http.py`); over stdio the process is the session.
+(`legacy_http.py`); over stdio the process is the session (`legacy_stdio.py`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Callable
 from typing import TYPE_CHECKING, Any
 
 from ..protocol.errors import MCPError, MethodNotFound, error_from_wire
@@ -21,8 +22,7 @@ from .deadline import Deadline, no_response
 from .errors import ClientError, InvalidResponse, RequestTimeout
 from .inputs import InputHandlers, NoHandler
 from .session import response_message
-from .stdio import StdioTransport
-from .transport import Transport
+from .transport import SessionChannel, Transport
 from .types import ServerInfo
 
 if TYPE_CHECKING:
@@ -49,9 +49,6 @@ class LegacyClientSession:
         era probe and every other request draw from it, so a late answer to an abandoned
         request can never be taken for another's), its client info, log level and trace.
         `extensions`: declared in `initialize` besides the handlers' capabilities (VER-07)."""
-        from .http import HttpTransport
-        from .legacy_http import LegacyHttpChannel
-
         self.handlers = handlers
         self.client_info = session.client_info or {"name": "mcpkit", "version": "0"}
         self.log_level = session.log_level
@@ -60,16 +57,14 @@ class LegacyClientSession:
         self.trace = session.trace
         self._next_id = session.next_id
         self._listeners: list[asyncio.Queue[Notification]] = []
-        self.channel: Any
-        if isinstance(transport, HttpTransport):
-            self.channel = LegacyHttpChannel(transport, self.answer, self._notification)
-        elif isinstance(transport, StdioTransport):
-            self._restore = (transport.on_request, transport.on_notification)
-            transport.on_request = self.answer
-            transport.on_notification = self._notification
-            self.channel = transport
-        else:
-            raise ClientError("the legacy era needs an HTTP or stdio transport")
+        open_session = transport.capabilities.open_session
+        if open_session is None:
+            kind = transport.capabilities.kind
+            raise ClientError(
+                f"the server speaks 2025-11-25 only, and this {kind} transport declares no "
+                f"sessions (open_session): connect over HTTP or stdio"
+            )
+        self.channel: SessionChannel = open_session(self.answer, self._notification)
         self.protocol_version = LEGACY_LATEST
 
     async def initialize(self, timeout: float | None) -> ServerInfo:
@@ -91,8 +86,7 @@ class LegacyClientSession:
                 f"which this client does not speak"
             )
         self.protocol_version = version
-        if hasattr(self.channel, "session_ready"):
-            self.channel.session_ready(version)
+        self.channel.session_ready(version)
         try:
             async with asyncio.timeout(timeout):
                 await self.channel.notify("notifications/initialized", None)
@@ -100,8 +94,7 @@ class LegacyClientSession:
             raise RequestTimeout(
                 f"notifications/initialized was not accepted within {timeout} s"
             ) from exc
-        if hasattr(self.channel, "open_stream"):
-            await self.channel.open_stream()
+        await self.channel.open_stream()
         capabilities = result.get("capabilities") or {}
         if self.log_level is not None and "logging" in capabilities:
             await self._send("logging/setLevel", {"level": self.log_level}, timeout)
@@ -119,8 +112,7 @@ class LegacyClientSession:
 
     def detach(self) -> None:
         """`initialize` showed a modern server after all: give the transport back as it was."""
-        if isinstance(self.channel, StdioTransport):
-            self.channel.on_request, self.channel.on_notification = self._restore
+        self.channel.detach()
 
     async def request(
         self,
@@ -183,7 +175,9 @@ class LegacyClientSession:
         if asyncio.iscoroutine(out):
             await out
 
-    async def listen(self, wanted: JSONObject, timeout: float | None) -> AsyncIterator[JSONObject]:
+    async def listen(
+        self, wanted: JSONObject, timeout: float | None
+    ) -> AsyncGenerator[JSONObject, None]:
         """Legacy list_changed notifications arrive on the session; URIs via resources/subscribe.
         Yields wire-shaped messages, starting with a local acknowledgement like a modern stream."""
         kinds = {
@@ -215,7 +209,6 @@ class LegacyClientSession:
                     await self._send("resources/unsubscribe", {"uri": uri}, min(timeout or 5, 5))
 
     async def close(self, timeout: float | None = 5.0) -> None:
-        if hasattr(self.channel, "end_session"):
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(timeout):
-                    await self.channel.end_session()
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(timeout):
+                await self.channel.end_session()

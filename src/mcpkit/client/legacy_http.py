@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable
-from typing import Any
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, Protocol
 
 import aiohttp
 
@@ -24,8 +24,7 @@ from ..protocol.jsonrpc import (
     encode_result,
 )
 from .errors import ConnectionClosed, InvalidResponse, TransportError
-from .http import HttpTransport, _raise_http_error
-from .http_failures import failure, unexpected_content
+from .http_failures import failure, raise_http_error, unexpected_content
 from .http_headers import CALL_HEADERS
 from .sse import SSEParser
 
@@ -41,10 +40,29 @@ class SessionExpired(TransportError):
     """HTTP 404 on a request carrying our session id: the server forgot the session."""
 
 
+class Endpoint(Protocol):
+    """What the channel uses of its `HttpTransport`: the endpoint and its HTTP exchange."""
+
+    @property
+    def url(self) -> str: ...
+
+    @property
+    def extra_headers(self) -> Mapping[str, str]: ...
+
+    @property
+    def http(self) -> aiohttp.ClientSession | None: ...
+
+    async def send(
+        self, method: str, headers: Mapping[str, str], data: bytes | None = None
+    ) -> aiohttp.ClientResponse: ...
+
+
 class LegacyHttpChannel:
+    """One 2025-11-25 session over an `HttpTransport` (a `SessionChannel`)."""
+
     def __init__(
         self,
-        transport: HttpTransport,
+        transport: Endpoint,
         on_request: RequestHandler,
         on_notification: NotificationSink,
     ) -> None:
@@ -57,13 +75,6 @@ class LegacyHttpChannel:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._stream_task: asyncio.Task[None] | None = None
         self._closing = False
-
-    @property
-    def http(self) -> aiohttp.ClientSession:
-        http = self.transport.http
-        if http is None:
-            raise TransportError("HTTP transport is not started")
-        return http
 
     def headers(self, stream_only: bool = False) -> dict[str, str]:
         h = {"Accept": "text/event-stream" if stream_only else ACCEPT}
@@ -82,6 +93,9 @@ class LegacyHttpChannel:
     def session_ready(self, version: str) -> None:
         self.version = version
 
+    def detach(self) -> None:
+        """Nothing to give back: the channel never changed the transport."""
+
     # -- requests --------------------------------------------------------------------------
     async def request(self, request_id: RequestId, method: str, params: JSONObject) -> Response:
         waiter: asyncio.Future[Response] = asyncio.get_running_loop().create_future()
@@ -98,7 +112,7 @@ class LegacyHttpChannel:
                         "the server no longer knows this session (HTTP 404)", status=404
                     )
                 if resp.status >= 300:
-                    await _raise_http_error(resp)
+                    await raise_http_error(resp)
                 if method == "initialize":
                     self.session_id = resp.headers.get("Mcp-Session-Id") or self.session_id
                 if resp.content_type == "application/json":
@@ -129,7 +143,7 @@ class LegacyHttpChannel:
             headers = {**self.headers(stream_only=True), "Last-Event-ID": event_id}
             async with await self.transport.send("GET", headers) as resp:
                 if resp.status >= 300:
-                    await _raise_http_error(resp)
+                    await raise_http_error(resp)
                 retry_ms = parser.retry_ms
                 parser = await self._consume(resp, until=waiter)
                 parser.retry_ms = parser.retry_ms or retry_ms
@@ -191,7 +205,7 @@ class LegacyHttpChannel:
                 "POST", self.headers(), encode_notification(method, params)
             ) as resp:
                 if resp.status >= 300:
-                    await _raise_http_error(resp)
+                    await raise_http_error(resp)
         except (aiohttp.ClientError, OSError) as exc:
             raise failure(self.transport.url, exc, answered=False) from exc
 

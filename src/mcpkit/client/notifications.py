@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 from collections.abc import Callable
 from typing import Any
 
-from ..protocol.jsonrpc import Notification
+from ..protocol.jsonrpc import JSONObject, Notification
 from ..protocol.meta import LOG_LEVEL_RANK
 from .cache import ResultCache
+from .errors import ClientError
 
 log = logging.getLogger("mcpkit.client")
 
@@ -22,6 +24,14 @@ def check_log_level(level: str | None) -> str | None:
     if level is not None and level not in LOG_LEVEL_RANK:
         raise ValueError(f"log_level must be one of {', '.join(LOG_LEVEL_RANK)}")
     return level
+
+
+def no_notifications(method: str, kind: str) -> ClientError:
+    """A progress callback given to a transport that declares no notifications."""
+    return ClientError(
+        f"{method}: progress needs notifications, and this {kind} transport declares none "
+        f"(capabilities.notifications)"
+    )
 
 
 class NotificationRouter:
@@ -41,6 +51,15 @@ class NotificationRouter:
         self.trace = trace
         #: progressToken → the callback of the call in flight that carries it
         self.progress: dict[str, ProgressCallback] = {}
+        self._tokens = itertools.count(1)
+
+    def watch(self, body: JSONObject, progress: ProgressCallback) -> str:
+        """Ask for progress in the request's `_meta`; its notifications go to `progress`
+        until the caller pops the token returned."""
+        token = f"mcpkit-{next(self._tokens)}"
+        self.progress[token] = progress
+        body["_meta"] = {**(body.get("_meta") or {}), "progressToken": token}
+        return token
 
     def invalidate(self, note: Notification) -> None:
         """A change notification makes cached entries stale at once (CACHE-14)."""

@@ -179,7 +179,7 @@ class ClientSession(AsyncResource):
     async def list_tools(self) -> list[JSONObject]:
         """All tools, following `nextCursor` across pages. Over HTTP, tools with invalid
         `x-mcp-header` annotations are left out (TR-XMH-07)."""
-        return await self._list_all("tools/list", "tools", self.transport.accept_tools)
+        return await self._list_all("tools/list", "tools", self.transport.capabilities.accept_tools)
 
     async def call_tool(self, name: str, arguments: Mapping[str, Any] | None = None) -> JSONObject:
         """`tools/call`. A tool failure comes back as a result with `isError: true`."""

@@ -11,8 +11,8 @@ import asyncio
 import contextlib
 import os
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from typing import Literal
+from collections.abc import AsyncGenerator, Mapping, Sequence
+from typing import TYPE_CHECKING, Literal
 
 from ..protocol.errors import MCPError
 from ..protocol.jsonrpc import (
@@ -27,18 +27,24 @@ from ..protocol.jsonrpc import (
     encode_request,
     encode_result,
 )
+from ..protocol.transport import (
+    NotificationSink,
+    ServerRequestHandler,
+    TransportCapabilities,
+    also,
+)
 from ..protocol.versions import META_SUBSCRIPTION_ID
 from .errors import ConnectFailed, ConnectionClosed, TransportError
 from .transport import NotificationHandler, dispatch_notification, logger
+
+if TYPE_CHECKING:
+    from .legacy_stdio import StdioSessionChannel
 
 __all__ = ["StderrMode", "StdioTransport"]
 
 StderrMode = Literal["inherit", "capture", "discard"]
 """`inherit`: the server's stderr goes to ours; `capture`: keep the last lines in
 `stderr_tail`; `discard`: drop it. stderr never signals an error (TR-STDIO-03)."""
-
-RequestHandler = Callable[[str, JSONObject], Awaitable[JSONObject]]
-"""Answers one server→client request (method, params) with its result; raise MCPError to refuse."""
 
 _LINE_LIMIT = 64 * 1024 * 1024  # longest accepted stdout line (one message)
 _STDERR_TAIL = 50
@@ -79,7 +85,14 @@ class StdioTransport:
         self._handlers: set[asyncio.Task[None]] = set()
         self._closed: ConnectionClosed | None = None
         #: Legacy sessions only: answers server→client requests (sampling, elicitation, roots, ping).
-        self.on_request: RequestHandler | None = None
+        self.on_request: ServerRequestHandler | None = None
+        self.capabilities = TransportCapabilities(
+            kind="stdio",
+            era_key="stdio:" + " ".join(self.command),
+            notifications=self.add_notification_handler,
+            stream=self.stream,
+            open_session=self.open_session,
+        )
 
     @property
     def returncode(self) -> int | None:
@@ -118,6 +131,28 @@ class StdioTransport:
     def accept_tools(self, tools: list[JSONObject]) -> list[JSONObject]:
         return tools  # x-mcp-header only matters on HTTP (TR-XMH-09)
 
+    def add_notification_handler(self, handler: NotificationHandler) -> None:
+        """Server notifications go to `handler` too (`capabilities.notifications`)."""
+        self.on_notification = also(self.on_notification, handler)
+
+    def open_session(
+        self, on_request: ServerRequestHandler, on_notification: NotificationSink
+    ) -> StdioSessionChannel:
+        """A 2025-11-25 session: the process is the session (`legacy_stdio.py`)."""
+        from .legacy_stdio import StdioSessionChannel
+
+        return StdioSessionChannel(self, on_request, on_notification)
+
+    def route(
+        self,
+        on_request: ServerRequestHandler | None,
+        on_notification: NotificationHandler | None,
+    ) -> tuple[ServerRequestHandler | None, NotificationHandler | None]:
+        """Send the server's requests and notifications to these; returns the ones replaced."""
+        replaced = (self.on_request, self.on_notification)
+        self.on_request, self.on_notification = on_request, on_notification
+        return replaced
+
     async def request(self, request_id: RequestId, method: str, params: JSONObject) -> Response:
         if self._closed is not None:
             raise self._closed
@@ -139,7 +174,7 @@ class StdioTransport:
 
     async def stream(
         self, request_id: RequestId, method: str, params: JSONObject
-    ) -> AsyncIterator[JSONObject]:
+    ) -> AsyncGenerator[JSONObject, None]:
         """A long-lived request (subscriptions/listen): the messages for it, routed by
         `subscriptionId` (TR-STDIO-08); leaving the iteration sends `notifications/cancelled`."""
         if self._closed is not None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncGenerator, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..protocol.errors import error_from_wire
@@ -25,7 +25,7 @@ _LISTS = {
     "promptsListChanged": "notifications/prompts/list_changed",
     "resourcesListChanged": "notifications/resources/list_changed",
 }
-Reopen = Callable[[], AsyncIterator[JSONObject]]
+Reopen = Callable[[], AsyncGenerator[JSONObject, None]]
 
 
 def listen_filter(
@@ -41,7 +41,7 @@ def listen_filter(
 
 def listen_stream(
     session: ClientSession,
-    stream: Callable[[RequestId, str, JSONObject], AsyncIterator[JSONObject]],
+    stream: Callable[[RequestId, str, JSONObject], AsyncGenerator[JSONObject, None]],
     wanted: JSONObject,
     on_note: Callable[[Notification], Any],
     reopen: bool,
@@ -51,7 +51,7 @@ def listen_stream(
     request with a new id (traced as sent and received when the session has a `trace`)."""
     params = {"notifications": wanted, "_meta": session.request_meta()}
 
-    def open_stream() -> AsyncIterator[JSONObject]:
+    def open_stream() -> AsyncGenerator[JSONObject, None]:
         request_id = session.next_id()
         messages = stream(request_id, "subscriptions/listen", params)
         if session.trace is None:
@@ -65,17 +65,15 @@ def listen_stream(
 
 
 async def traced(
-    messages: AsyncIterator[JSONObject], trace: Callable[[str, JSONObject], None]
-) -> AsyncIterator[JSONObject]:
+    messages: AsyncGenerator[JSONObject, None], trace: Callable[[str, JSONObject], None]
+) -> AsyncGenerator[JSONObject, None]:
     """The messages of a stream, each shown to `trace` as received."""
     try:
         async for message in messages:
             trace("recv", {"jsonrpc": "2.0", **message})
             yield message
     finally:
-        close = getattr(messages, "aclose", None)
-        if close is not None:
-            await close()
+        await messages.aclose()
 
 
 class Subscription(AsyncResource):
@@ -95,7 +93,7 @@ class Subscription(AsyncResource):
 
     def __init__(
         self,
-        messages: AsyncIterator[JSONObject],
+        messages: AsyncGenerator[JSONObject, None],
         on_note: Callable[[Notification], Any],
         *,
         reopen: Reopen | None = None,
@@ -187,9 +185,7 @@ class Subscription(AsyncResource):
             self._resync.append(Notification("notifications/resources/updated", {"uri": uri}))
 
     async def _close_stream(self) -> None:
-        close = getattr(self._messages, "aclose", None)
-        if close is not None:
-            await close()
+        await self._messages.aclose()
 
     async def open(self) -> None:
         """What `async with` does first: wait for the server's acknowledgement."""

@@ -3,9 +3,10 @@ MRTR round or a task poll included), whose context goes to the server in `_meta`
 the `mcp.client.operation.duration` histogram. Loaded only when telemetry is on:
 `Client(target, telemetry=True)` or `MCPKIT_TELEMETRY=1`.
 
-It wraps the `request` of the transport (the one place every request of the modern era goes
-through) and of a 2025-11-25 HTTP session's channel, so the request path is untouched when
-telemetry is off. Cache hits send nothing and make no span.
+`TracedTransport` is a transport decorator: it implements the same contract around the
+client's transport (the one place every request of the modern era goes through) and wraps the
+channel of a 2025-11-25 session it opens, so the request path is untouched when telemetry is
+off. Cache hits send nothing and make no span.
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from opentelemetry import context as otel_context
@@ -21,6 +23,12 @@ from opentelemetry import trace
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
 from ..protocol.jsonrpc import JSONObject, RequestId, Response
+from ..protocol.transport import (
+    NotificationSink,
+    ServerRequestHandler,
+    SessionChannel,
+    TransportCapabilities,
+)
 from ..protocol.versions import META_PROTOCOL_VERSION
 from ..telemetry.config import Telemetry
 from ..telemetry.instruments import RequestInstruments, fail, failed_as, result_outcome
@@ -38,23 +46,26 @@ from ..telemetry.semconv import (
     request_attributes,
 )
 
-__all__ = ["ClientTelemetry", "Send"]
+if TYPE_CHECKING:
+    from .transport import Transport
+
+__all__ = ["ClientTelemetry", "Send", "TracedChannel", "TracedTransport"]
 
 #: What a transport's `request` is: (id, method, params) -> the final response.
 Send = Callable[[RequestId, str, JSONObject], Awaitable[Response]]
 
 
-def _where(transport: Any) -> dict[str, Any]:
+def _where(capabilities: TransportCapabilities) -> dict[str, Any]:
     """`network.transport`, and the server's address and port over HTTP."""
-    url = getattr(transport, "url", None)
-    if isinstance(url, str):
+    url = capabilities.url
+    if url is not None:
         parts = urlsplit(url)
         where: dict[str, Any] = {NETWORK_TRANSPORT: "tcp", NETWORK_PROTOCOL_NAME: "http"}
         if parts.hostname:
             where[SERVER_ADDRESS] = parts.hostname
             where[SERVER_PORT] = parts.port or (443 if parts.scheme == "https" else 80)
         return where
-    if hasattr(transport, "command"):
+    if capabilities.kind == "stdio":
         return {NETWORK_TRANSPORT: "pipe"}
     return {}
 
@@ -63,13 +74,15 @@ class ClientTelemetry(RequestInstruments):
     """Spans and metrics of one client."""
 
     def __init__(
-        self, config: Telemetry, transport: Any, session_version: Callable[[], str | None]
+        self,
+        config: Telemetry,
+        capabilities: TransportCapabilities,
+        session_version: Callable[[], str | None],
     ) -> None:
         super().__init__(config, "client")  # mcp.client.operation.duration, MRTR rounds
         #: The version of a 2025-11-25 session (its requests carry none in `_meta`).
         self.session_version = session_version
-        self.transport = transport
-        self.where = _where(transport)
+        self.where = _where(capabilities)
 
     def wrap(self, send: Send, session_id: Callable[[], str | None] | None = None) -> Send:
         """`send` with a span around each request and its context in the request's `_meta`."""
@@ -106,13 +119,6 @@ class ClientTelemetry(RequestInstruments):
 
         return request
 
-    def instrument_session(self, session: Any) -> None:
-        """A 2025-11-25 session over HTTP sends through its own channel: wrap that too (over
-        stdio the channel is the transport, already wrapped)."""
-        channel = session.channel
-        if channel is not self.transport:
-            channel.request = self.wrap(channel.request, lambda: channel.session_id)
-
     def _outcome(self, span: Any, attrs: dict[str, Any], response: Response) -> None:
         error = response.error
         if error is not None:
@@ -124,3 +130,63 @@ class ClientTelemetry(RequestInstruments):
             return
         if type(response.result) is dict:
             result_outcome(span, attrs, response.result, self.rounds)
+
+
+class TracedTransport:
+    """A transport decorator: `inner` with a span around every request (and every request of
+    a 2025-11-25 session it opens). Listen streams pass through untraced."""
+
+    def __init__(self, inner: Transport, telemetry: ClientTelemetry) -> None:
+        self.inner = inner
+        self.telemetry = telemetry
+        self._send = telemetry.wrap(inner.request)
+        caps = inner.capabilities
+        self.capabilities = replace(
+            caps, open_session=self._open_session if caps.open_session is not None else None
+        )
+
+    async def start(self) -> None:
+        await self.inner.start()
+
+    async def request(self, request_id: RequestId, method: str, params: JSONObject) -> Response:
+        return await self._send(request_id, method, params)
+
+    async def close(self) -> None:
+        await self.inner.close()
+
+    def _open_session(
+        self, on_request: ServerRequestHandler, on_notification: NotificationSink
+    ) -> SessionChannel:
+        opened = self.inner.capabilities.open_session
+        assert opened is not None  # declared only when the inner transport declares it
+        return TracedChannel(opened(on_request, on_notification), self.telemetry)
+
+
+class TracedChannel:
+    """A 2025-11-25 session's channel with a span around every request."""
+
+    def __init__(self, inner: SessionChannel, telemetry: ClientTelemetry) -> None:
+        self.inner = inner
+        self._send = telemetry.wrap(inner.request, lambda: inner.session_id)
+
+    @property
+    def session_id(self) -> str | None:
+        return self.inner.session_id
+
+    async def request(self, request_id: RequestId, method: str, params: JSONObject) -> Response:
+        return await self._send(request_id, method, params)
+
+    async def notify(self, method: str, params: JSONObject | None) -> None:
+        await self.inner.notify(method, params)
+
+    def session_ready(self, version: str) -> None:
+        self.inner.session_ready(version)
+
+    async def open_stream(self) -> None:
+        await self.inner.open_stream()
+
+    async def end_session(self) -> None:
+        await self.inner.end_session()
+
+    def detach(self) -> None:
+        self.inner.detach()

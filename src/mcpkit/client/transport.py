@@ -1,39 +1,63 @@
-"""The contract between `ClientSession` and a wire (stdio, Streamable HTTP, tests).
+"""The contract between `ClientSession` and a wire (stdio, Streamable HTTP, memory, yours).
 
 A transport moves one JSON-RPC request to the server and hands back its final response;
 notifications that arrive meanwhile go to the `on_notification` callback it was built with.
 The session owns ids, `_meta`, result checking and timeouts; the transport owns framing,
 transport headers and cancellation on the wire (when `request()` is cancelled it closes
 the HTTP stream or sends `notifications/cancelled` on stdio).
+
+Everything beyond that is declared in `capabilities` (`TransportCapabilities`): listen
+streams and their re-opening, credentials, 2025-11-25 sessions, tool filtering. The client
+reads only the declaration, never the transport's attributes. Extras wrap a transport and
+implement the same contract (`mcpkit.client.telemetry.TracedTransport`); HTTP's
+authorization wraps its HTTP exchange (`mcpkit.client.auth.exchange`).
 """
 
 from __future__ import annotations
 
 import inspect
 import logging
-from collections.abc import Awaitable, Callable
 from typing import Any, Protocol, runtime_checkable
 
 from ..protocol.jsonrpc import JSONObject, Notification, RequestId, Response
+from ..protocol.transport import (
+    NotificationHandler,
+    OpenSession,
+    OpenStream,
+    SessionChannel,
+    ToolFilter,
+    TransportCapabilities,
+    also,
+)
 from .errors import ConnectionClosed, TransportError
 
 __all__ = [
     "ConnectionClosed",
     "NotificationHandler",
+    "OpenSession",
+    "OpenStream",
+    "SessionChannel",
+    "ToolFilter",
     "Transport",
+    "TransportCapabilities",
     "TransportError",
+    "TransportSource",
+    "also",
     "dispatch_notification",
 ]
 
 logger = logging.getLogger("mcpkit.client")
 
-NotificationHandler = Callable[[Notification], Awaitable[None] | None]
-"""Receives server notifications (progress, log messages, ...); may be sync or async."""
-
 
 @runtime_checkable
 class Transport(Protocol):
-    """What a client transport provides. Implementations: `HttpTransport`, `StdioTransport`."""
+    """What a client transport provides. Implementations: `HttpTransport`, `StdioTransport`,
+    the in-process `MemoryTransport` (`Client(server)`), and wrappers such as telemetry's."""
+
+    @property
+    def capabilities(self) -> TransportCapabilities:
+        """What this transport can do beyond `request` (a plain attribute will do)."""
+        ...
 
     async def start(self) -> None:
         """Open the connection or spawn the process; called once before any request."""
@@ -50,16 +74,18 @@ class Transport(Protocol):
         """
         ...
 
-    def accept_tools(self, tools: list[JSONObject]) -> list[JSONObject]:
-        """See a `tools/list` page; return the tools this transport can call.
-
-        HTTP drops tools whose `x-mcp-header` annotations are invalid (TR-XMH-07) and
-        remembers the rest for `Mcp-Param-*` headers; stdio returns them unchanged.
-        """
-        ...
-
     async def close(self) -> None:
         """Release the connection or shut the process down; pending requests fail."""
+        ...
+
+
+@runtime_checkable
+class TransportSource(Protocol):
+    """Makes a client transport to itself: an mcpkit `Server` (`Client(server)`), which the
+    client never imports."""
+
+    def memory_transport(self, on_notification: NotificationHandler | None = None) -> Transport:
+        """A transport bound to this object, notifications going to `on_notification`."""
         ...
 
 

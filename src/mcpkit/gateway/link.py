@@ -303,7 +303,8 @@ class UpstreamLink(ServerLink):
             )
             page = result.get(key)
             page = [i for i in page if isinstance(i, dict)] if isinstance(page, list) else []
-            items += self.client.transport.accept_tools(page) if key == "tools" else page
+            accept = self.client.transport.capabilities.accept_tools  # TR-XMH-07
+            items += accept(page) if key == "tools" and accept is not None else page
             hint = narrowest(hint, result)
             nxt = result.get("nextCursor")
             if not isinstance(nxt, str) or nxt in seen:

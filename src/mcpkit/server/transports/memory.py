@@ -6,25 +6,27 @@ tests, notebooks and embedding.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Callable
 from typing import TYPE_CHECKING, Any
 
 from ...protocol import jsonrpc
 from ...protocol.errors import UnsupportedProtocolVersion
 from ...protocol.jsonrpc import JSONObject, Notification, RequestId, Response
+from ...protocol.transport import NotificationHandler, TransportCapabilities, also
 from ..admission import Refused, ServerRequest
 
 if TYPE_CHECKING:
     from ..context import Emit
     from ..server import Server
 
-NotificationHandler = Callable[[Notification], Awaitable[None] | None]
 #: Sees every message the server produced: (request method, decoded message).
 Trace = Callable[[str, dict[str, Any]], None]
 
 
 class MemoryTransport:
-    """Client-side transport bound to an in-process server (see `mcpkit.client.transport`)."""
+    """Client-side transport bound to an in-process server (see `mcpkit.client.transport`):
+    notifications and listen streams; no 2025-11-25 sessions (there is nothing to initialize
+    in process), and its era is never cached (each server object may differ)."""
 
     def __init__(
         self,
@@ -36,6 +38,9 @@ class MemoryTransport:
         self.server = server
         self.on_notification = on_notification
         self.trace = trace
+        self.capabilities = TransportCapabilities(
+            kind="memory", notifications=self.add_notification_handler, stream=self.stream
+        )
 
     async def start(self) -> None:
         return None
@@ -75,7 +80,7 @@ class MemoryTransport:
 
     async def stream(
         self, request_id: RequestId, method: str, params: JSONObject
-    ) -> AsyncIterator[JSONObject]:
+    ) -> AsyncGenerator[JSONObject, None]:
         """A listen stream on the in-process server: acknowledgement, notifications, final result."""
         from ...protocol.errors import MCPError
 
@@ -103,6 +108,10 @@ class MemoryTransport:
 
     def accept_tools(self, tools: list[JSONObject]) -> list[JSONObject]:
         return tools
+
+    def add_notification_handler(self, handler: NotificationHandler) -> None:
+        """Server notifications go to `handler` too (`capabilities.notifications`)."""
+        self.on_notification = also(self.on_notification, handler)
 
     async def close(self) -> None:
         return None
