@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from support import ROOT, default_sigint, free_port, wait_port
+from support import ROOT, default_sigint, free_port, scaled, wait_port
 
 SERVER = str(ROOT / "tests/servers/cli_server.py")
 MCPKIT = [sys.executable, "-m", "mcpkit"]
@@ -37,7 +37,7 @@ class Proc:
 
     async def line_with(self, text: str, seconds: float = 30) -> str:
         assert self.proc.stderr is not None
-        async with asyncio.timeout(seconds):
+        async with asyncio.timeout(scaled(seconds)):
             while True:
                 raw = await self.proc.stderr.readline()
                 if not raw:
@@ -51,8 +51,8 @@ class Proc:
         """SIGINT, as Ctrl-C sends it; the exit status and the rest of stderr."""
         self.proc.send_signal(signal.SIGINT)
         assert self.proc.stderr is not None
-        rest = await asyncio.wait_for(self.proc.stderr.read(), 30)
-        code = await asyncio.wait_for(self.proc.wait(), 30)
+        rest = await asyncio.wait_for(self.proc.stderr.read(), scaled(30))
+        code = await asyncio.wait_for(self.proc.wait(), scaled(30))
         return code, "\n".join(self.lines) + "\n" + rest.decode()
 
 
@@ -89,7 +89,7 @@ async def test_a_server_run_script_stops_on_ctrl_c(transport: str) -> None:
             b'{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}\n'
         )
         await proc.proc.stdin.drain()
-        assert b'"id":1' in await asyncio.wait_for(proc.proc.stdout.readline(), 30)
+        assert b'"id":1' in await asyncio.wait_for(proc.proc.stdout.readline(), scaled(30))
     code, err = await proc.interrupt()
     assert code == 130 and "Traceback" not in err and "KeyboardInterrupt" not in err, err
 

@@ -6,7 +6,7 @@ import asyncio
 from typing import Any
 
 from mcpkit import Context, Server
-from support import AsgiClient, meta, rpc
+from support import AsgiClient, meta, rpc, scaled
 
 
 async def test_discover(client: AsgiClient) -> None:
@@ -170,8 +170,8 @@ async def test_disconnect_cancels_the_handler() -> None:
 
     client = AsgiClient(server.http_app())
     async with client.stream(rpc("tools/call", {"name": "slow"})) as s:
-        await asyncio.wait_for(started.wait(), 5)
-    await asyncio.wait_for(cancelled.wait(), 5)  # TR-HTTP-23
+        await asyncio.wait_for(started.wait(), scaled(5))
+    await asyncio.wait_for(cancelled.wait(), scaled(5))  # TR-HTTP-23
     assert s.status is None  # TR-HTTP-24: nothing was sent for it
 
 

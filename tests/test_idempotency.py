@@ -27,6 +27,7 @@ from mcpkit.server.idempotency import (
 from mcpkit.server.redis_config import RedisConfig
 from mcpkit.server.redis_idempotency import RedisIdempotencyStore
 from processes import REDIS, redis_process
+from support import scaled
 
 
 @contextlib.asynccontextmanager
@@ -118,7 +119,7 @@ class Shop:
 
 
 async def still_waiting(tasks: list[Any]) -> None:
-    done, _ = await asyncio.wait(tasks, timeout=0.2)
+    done, _ = await asyncio.wait(tasks, timeout=0.2)  # a window that must pass, not a deadline
     assert not done  # they wait for the first call; none of them runs the tool
 
 
@@ -210,7 +211,7 @@ async def test_redis_records_expire_after_the_ttl() -> None:
             await client.call_tool("charge", {"amount": 1}, idempotency_key="k")
             keys = await config.client().keys("mcpkit:idempotency:*")
             assert len(keys) == 1 and 0 < await config.client().pttl(keys[0]) <= 300
-            deadline = asyncio.get_running_loop().time() + 5
+            deadline = asyncio.get_running_loop().time() + scaled(5)
             while await config.client().exists(keys[0]):  # Redis expires it: no event to await
                 assert asyncio.get_running_loop().time() < deadline
                 await asyncio.sleep(0.05)

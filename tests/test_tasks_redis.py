@@ -19,7 +19,7 @@ from mcpkit.server.redis_config import RedisConfig
 from mcpkit.server.tasks.redis_store import RedisTaskStore
 from mcpkit.server.tasks.store import TaskRecord, TaskView
 from processes import REDIS, RedisProcess
-from support import AsgiClient, meta, rpc
+from support import AsgiClient, meta, rpc, scaled
 
 pytestmark = pytest.mark.skipif(REDIS is None, reason="redis-server is not installed")
 
@@ -68,7 +68,9 @@ class Node:
     async def until(self, check: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
         """The first task change seen here (local or from the other instance) that passes."""
         async with self.heard:
-            await asyncio.wait_for(self.heard.wait_for(lambda: any(map(check, self.seen))), 10)
+            await asyncio.wait_for(
+                self.heard.wait_for(lambda: any(map(check, self.seen))), scaled(10)
+            )
         return next(d for d in self.seen if check(d))
 
     async def rpc(self, method: str, caps: Any = TASKS, **params: Any) -> dict[str, Any]:
