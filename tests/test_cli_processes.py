@@ -13,6 +13,8 @@ import pytest
 
 from support import ROOT, default_sigint, free_port, scaled, wait_port
 
+pytestmark = pytest.mark.timing
+
 SERVER = str(ROOT / "tests/servers/cli_server.py")
 MCPKIT = [sys.executable, "-m", "mcpkit"]
 

@@ -20,6 +20,8 @@ from mcpkit.host import ConsentPolicy, Fleet, parse_config
 from mcpkit.host.supervision import LinkState
 from support import ROOT, scaled
 
+pytestmark = pytest.mark.timing
+
 SLOW = str(ROOT / "tests/servers/slow_server.py")
 
 

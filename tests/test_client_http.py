@@ -165,6 +165,7 @@ async def test_stream_ending_without_response(server: tuple[str, Recorder]) -> N
             await client.call_tool("truncated")
 
 
+@pytest.mark.timing
 async def test_timeout_closes_the_stream(server: tuple[str, Recorder]) -> None:
     url, rec = server
     async with ClientSession(url, timeout=0.2) as client:

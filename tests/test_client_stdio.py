@@ -57,6 +57,7 @@ async def test_concurrent_requests_are_routed_by_id() -> None:
     assert [r["content"][0]["text"] for r in results] == [str(i + 1) for i in range(20)]
 
 
+@pytest.mark.timing
 async def test_timeout_sends_cancelled_notification() -> None:
     transport = StdioTransport(SERVER, stderr="capture")
     async with ClientSession(transport, timeout=0.2) as client:
@@ -69,6 +70,7 @@ async def test_timeout_sends_cancelled_notification() -> None:
     assert '"requestId": 1' in cancels[0]
 
 
+@pytest.mark.timing
 async def test_dead_process_fails_pending_calls_promptly() -> None:
     transport = StdioTransport(SERVER, stderr="capture")
     async with ClientSession(transport, timeout=scaled(10)) as client:
@@ -100,6 +102,7 @@ async def test_close_closes_stdin_and_waits() -> None:
     assert transport.returncode == 0  # exited by itself on EOF (TR-STDIO-11 step 1-2)
 
 
+@pytest.mark.timing
 async def test_close_escalates_for_a_stubborn_server() -> None:
     transport = StdioTransport([*SERVER, "--ignore-eof"], shutdown_timeout=0.3)
     await transport.start()

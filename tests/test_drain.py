@@ -23,7 +23,10 @@ from processes import REDIS, RedisProcess
 from scale_support import Connection, Instance
 from support import LEGACY_HEADERS, headers_for, legacy_initialize, meta, rpc, scaled
 
-pytestmark = pytest.mark.skipif(REDIS is None, reason="redis-server is not installed")
+pytestmark = [
+    pytest.mark.timing,
+    pytest.mark.skipif(REDIS is None, reason="redis-server is not installed"),
+]
 
 TASKS = {"extensions": {TASKS_EXTENSION: {}}}
 

@@ -158,6 +158,7 @@ def test_the_command_says_what_is_wrong_in_one_line(tmp_path: Path) -> None:
         assert len(lines) == 1 and expected in lines[0], done.stderr
 
 
+@pytest.mark.timing
 async def test_a_tools_deadline_cancels_it_on_the_backend() -> None:
     backend = build()
     async with serving(backend) as url:

@@ -148,6 +148,7 @@ async def until_status(app: AsgiClient, status: int, seconds: float = 30) -> Non
             await asyncio.sleep(0.05)
 
 
+@pytest.mark.timing
 @pytest.mark.skipif(
     not hasattr(
         __import__("mcpkit.server.redis_backend").server.redis_backend.RedisEventBus, "health"

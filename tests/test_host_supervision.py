@@ -11,12 +11,16 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from host_support import SERVERS, RecordingUI, northwind_http
 from mcpkit.client.inputs import Elicitation
 from mcpkit.host import Host, HostSettings, LinkState, parse_config
 from mcpkit.host.backoff import Backoff
 from mcpkit.host.conversation import AssistantMessage, Message, ToolCall, ToolResults, ToolSpec
 from mcpkit.host.models.scripted import ScriptedModel
+
+pytestmark = pytest.mark.timing
 
 BASIC = {"command": sys.executable, "args": [str(SERVERS / "basic_server.py")], "trusted": True}
 

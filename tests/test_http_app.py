@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import pytest
+
 from mcpkit import Context, Server
 from support import AsgiClient, meta, rpc, scaled
 
@@ -123,6 +125,7 @@ async def test_listen_acknowledges_and_filters(everything: Any, client: AsgiClie
     assert len(everything.subscriptions) == 0  # closing the stream frees it
 
 
+@pytest.mark.timing
 async def test_listen_keepalive_and_graceful_close() -> None:
     server = Server("t")
 

@@ -16,6 +16,8 @@ import pytest
 from scale_support import Connection
 from support import ROOT, free_port, headers_for, rpc, scaled, wait_port
 
+pytestmark = pytest.mark.timing
+
 LIMITS = {"header_timeout": 1, "body_timeout": 1, "max_body_size": 1000}
 
 

@@ -203,6 +203,7 @@ async def test_records_expire_after_the_ttl() -> None:
     assert not late.replayed and shop.runs == 2
 
 
+@pytest.mark.timing
 @pytest.mark.skipif(REDIS is None, reason="redis-server is not installed")
 async def test_redis_records_expire_after_the_ttl() -> None:
     async with redis_store(ttl_seconds=0.3) as (config, store):
@@ -293,6 +294,7 @@ async def test_a_server_without_the_extension_is_unchanged() -> None:
     assert first.raw == {**again.raw, "content": first.raw["content"]}
 
 
+@pytest.mark.timing
 @pytest.mark.skipif(REDIS is None, reason="redis-server is not installed")
 async def test_a_running_call_keeps_its_redis_lease() -> None:
     async with redis_store(lease_seconds=0.3) as (config, store):
@@ -313,6 +315,7 @@ async def test_a_running_call_keeps_its_redis_lease() -> None:
         assert shop.runs == 1
 
 
+@pytest.mark.timing
 @pytest.mark.skipif(REDIS is None, reason="redis-server is not installed")
 async def test_a_claim_whose_instance_died_frees_the_key_after_its_lease() -> None:
     async with redis_store() as (config, store):

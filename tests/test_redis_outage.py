@@ -15,7 +15,10 @@ from mcpkit.client import Client
 from processes import REDIS, http_server, redis_process
 from support import ROOT, scaled
 
-pytestmark = pytest.mark.skipif(REDIS is None, reason="redis-server is not installed")
+pytestmark = [
+    pytest.mark.timing,
+    pytest.mark.skipif(REDIS is None, reason="redis-server is not installed"),
+]
 
 BUS = ROOT / "tests/servers/bus_server.py"
 MAX_BACKOFF = 1.0  # RedisConfig.max_backoff of both instances

@@ -29,6 +29,7 @@ from scale_support import NGINX, Instance, Nginx
 from support import scaled
 
 pytestmark = [
+    pytest.mark.serial,  # three instances, nginx and Redis under sustained load: alone
     pytest.mark.skipif(NGINX is None, reason="nginx is not installed (.ci/run installs it)"),
     pytest.mark.skipif(REDIS is None, reason="redis-server is not installed"),
 ]

@@ -203,6 +203,7 @@ async def test_another_callers_task_is_unknown_on_every_instance(
         current_access.reset(token)
 
 
+@pytest.mark.timing
 async def test_a_lapsed_lease_fails_the_task_with_its_reason(
     redis: RedisProcess, gate: asyncio.Event
 ) -> None:
@@ -224,6 +225,7 @@ async def test_a_lapsed_lease_fails_the_task_with_its_reason(
         await a.server.shutdown()
 
 
+@pytest.mark.timing
 async def test_a_drained_instance_fails_what_it_could_not_finish(
     nodes: tuple[Node, Node],
 ) -> None:

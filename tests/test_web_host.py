@@ -285,6 +285,7 @@ async def test_terminal_host_never_offers_app_only_tools(tmp_path: Path) -> None
     assert is_error and "no tool named" in text
 
 
+@pytest.mark.timing
 async def test_mcpkit_ui_prints_a_tokened_address_and_stops_on_ctrl_c(tmp_path: Path) -> None:
     config = tmp_path / "host.json"  # its pin, log and audit files land in tmp_path
     shutil.copy(EXAMPLE, config)

@@ -32,7 +32,10 @@ from support import (
 SERVER = str(ROOT / "tests/servers/worker_server.py")
 MCPKIT = [sys.executable, "-m", "mcpkit"]
 
-pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="SO_REUSEPORT")
+pytestmark = [
+    pytest.mark.timing,
+    pytest.mark.skipif(not sys.platform.startswith("linux"), reason="SO_REUSEPORT"),
+]
 
 
 async def start(
