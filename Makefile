@@ -21,8 +21,12 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
+# The suite on every core (pytest-xdist; a test file stays on one worker), then the tests
+# marked `serial` on their own. JOBS=0: all in one process; CONTRIBUTING.md has the markers.
+JOBS ?= auto
 unit: $(STAMP)
-	$(BIN)/pytest
+	$(BIN)/pytest -n $(JOBS) --dist loadfile -m "not serial"
+	$(BIN)/pytest -m serial
 
 test: lint typecheck unit
 

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 from aiohttp import web
 
-from support import ROOT, free_port
+from support import ROOT, cache_lock, free_port, scaled
 
 CHROMIUM = os.environ.get("MCPKIT_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -85,12 +85,16 @@ async def browser_page(**context: Any) -> AsyncIterator[Any]:
 def ext_apps_bundle() -> Path:
     """The official `App` class (ext-apps' self-contained ES module), installed from npm into
     .cache/npm the first time (the registry is the one thing fetched at test time)."""
-    if APP_BUNDLE.exists():
-        return APP_BUNDLE
+    with cache_lock(NPM_CACHE):  # one npm install at a time (pytest -n)
+        if not APP_BUNDLE.exists():
+            _install_ext_apps()
+    return APP_BUNDLE
+
+
+def _install_ext_apps() -> None:
     npm = shutil.which("npm")
     need(npm is not None, "npm is not installed (needed for the official MCP Apps App class)")
     assert npm is not None
-    NPM_CACHE.mkdir(parents=True, exist_ok=True)
     done = subprocess.run(
         [
             npm,
@@ -106,14 +110,13 @@ def ext_apps_bundle() -> Path:
         ],
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=scaled(300),
         check=False,
     )
     need(
         done.returncode == 0 and APP_BUNDLE.exists(),
         f"npm install {EXT_APPS} failed: {(done.stderr or done.stdout).strip()[-300:]}",
     )
-    return APP_BUNDLE
 
 
 @contextlib.asynccontextmanager

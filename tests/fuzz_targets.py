@@ -24,6 +24,7 @@ from fuzzing import (
     expects_answer,
     retag,
 )
+from support import scaled
 
 
 class StdioTarget(Target):
@@ -137,7 +138,7 @@ class HttpTarget(Target):
             stderr=subprocess.PIPE,
         )
         threading.Thread(target=self.log.follow, args=(self.process.stderr,), daemon=True).start()
-        end = time.monotonic() + 20
+        end = time.monotonic() + scaled(20)
         while True:  # readiness: the port accepts connections
             try:
                 socket.create_connection(("127.0.0.1", self.port), timeout=1).close()

@@ -21,10 +21,12 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from support import scaled
+
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests/data"
 SERVER = ROOT / "tests/servers/fuzz_server.py"
-DEADLINE = 10.0
+DEADLINE = scaled(10.0)  # every answer's deadline, MCPKIT_TEST_SLOWDOWN applied
 MODERN, LEGACY = "2026-07-28", "2025-11-25"
 META = {
     "io.modelcontextprotocol/protocolVersion": MODERN,
@@ -355,7 +357,7 @@ class Target:
         if self.process is not None and self.process.poll() is None:
             self.process.kill()
         if self.process is not None:
-            self.process.wait(10)
+            self.process.wait(scaled(10))
 
     def verdict(self, what: str) -> None:
         if not self.alive():

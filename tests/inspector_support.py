@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from support import ROOT
+from support import ROOT, cache_lock, scaled
 
 VERSION = "2.12.0"
 CACHE = ROOT / ".cache/inspector"
@@ -27,15 +27,18 @@ def _required() -> bool:
 def inspector_cli() -> Path:
     """The `mcp-inspector` launcher of a repo-local install of the pinned version."""
     launcher = CACHE / "node_modules/.bin/mcp-inspector"
-    stamp = CACHE / f".ready-{VERSION}"
-    if stamp.exists() and launcher.exists():
-        return launcher
+    with cache_lock(CACHE):  # one npm install at a time (pytest -n)
+        if not (CACHE / f".ready-{VERSION}").exists() or not launcher.exists():
+            _install()
+    return launcher
+
+
+def _install() -> None:
     npm = shutil.which("npm")
     if npm is None:
         if _required():
             raise RuntimeError("npm is required for the MCP Inspector interop tests")
         pytest.skip("needs npm (Node.js) to install the MCP Inspector CLI; apt-get install npm")
-    CACHE.mkdir(parents=True, exist_ok=True)
     try:
         subprocess.run(
             [
@@ -48,7 +51,7 @@ def inspector_cli() -> Path:
                 f"@modelcontextprotocol/inspector@{VERSION}",
             ],
             check=True,
-            timeout=900,
+            timeout=scaled(900),
             capture_output=True,
         )
     except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as exc:
@@ -57,5 +60,4 @@ def inspector_cli() -> Path:
         stderr = exc.stderr.decode(errors="replace") if isinstance(exc.stderr, bytes) else ""
         last = stderr.strip().splitlines()[-1] if stderr.strip() else str(exc)
         pytest.skip(f"cannot install the MCP Inspector with npm ({last}); go online")
-    stamp.touch()
-    return launcher
+    (CACHE / f".ready-{VERSION}").touch()

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from support import ROOT
+from support import ROOT, cache_lock, scaled
 
 CACHE = ROOT / ".cache/interop"
 
@@ -26,16 +26,20 @@ def sdk_python(version: str, *extra: str, override_env: str) -> Path:
     if override:
         return Path(override)
     venv = CACHE / f"mcp-{version}"
+    with cache_lock(CACHE):  # one install at a time (pytest -n)
+        if not (venv / ".ready").exists():
+            _install(venv, version, *extra, override_env=override_env)
+    return venv / "bin/python"
+
+
+def _install(venv: Path, version: str, *extra: str, override_env: str) -> None:
     python = venv / "bin/python"
-    stamp = venv / ".ready"
-    if stamp.exists():
-        return python
     try:
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
         subprocess.run(
             [str(python), "-m", "pip", "install", "-q", f"mcp=={version}", *extra],
             check=True,
-            timeout=900,
+            timeout=scaled(900),
             capture_output=True,
         )
     except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as exc:
@@ -47,5 +51,4 @@ def sdk_python(version: str, *extra: str, override_env: str) -> Path:
             f"needs mcp=={version} from PyPI in {venv.relative_to(ROOT)} "
             f"(pip failed: {last}); go online or set {override_env}"
         )
-    stamp.touch()
-    return python
+    (venv / ".ready").touch()

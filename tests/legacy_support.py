@@ -13,7 +13,7 @@ from typing import Any
 
 import orjson
 
-from support import Receive, asgi_scope
+from support import Receive, asgi_scope, scaled
 from support import record as record_as
 
 V25 = "2025-11-25"
@@ -93,10 +93,10 @@ class Conn:
             await self.events.put(None)
 
     async def started(self) -> None:
-        await asyncio.wait_for(self._started.wait(), 5)
+        await asyncio.wait_for(self._started.wait(), scaled(5))
 
     async def next(self, timeout: float = 5.0) -> Event | None:
-        return await asyncio.wait_for(self.events.get(), timeout)
+        return await asyncio.wait_for(self.events.get(), scaled(timeout))
 
     async def next_message(self, timeout: float = 5.0) -> dict[str, Any]:
         """The next event with data (priming events and comments skipped)."""
@@ -186,7 +186,7 @@ class SessionClient:
     async def call(self, message: dict[str, Any], **extra: str | None) -> Conn:
         """A whole exchange (the response must end by itself)."""
         conn = await self.open(message, headers=self.headers(**extra))
-        await asyncio.wait_for(conn.task, 5)  # type: ignore[attr-defined]
+        await asyncio.wait_for(conn.task, scaled(5))  # type: ignore[attr-defined]
         if conn.headers.get("content-type", "").startswith("application/json") and conn.body:
             record(message.get("method", "?"), conn.json)
         return conn
@@ -211,7 +211,7 @@ class SessionClient:
 
     async def delete(self) -> Conn:
         conn = await self.open(None, http_method="DELETE")
-        await asyncio.wait_for(conn.task, 5)  # type: ignore[attr-defined]
+        await asyncio.wait_for(conn.task, scaled(5))  # type: ignore[attr-defined]
         return conn
 
     async def close(self) -> None:
@@ -219,7 +219,7 @@ class SessionClient:
             disconnect.set()
         for task in self.tasks:
             with contextlib.suppress(BaseException):
-                await asyncio.wait_for(task, 5)
+                await asyncio.wait_for(task, scaled(5))
 
 
 def _drain(conn: Conn) -> list[Event]:

@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-from support import free_port, wait_port
+from support import free_port, scaled, wait_port
 
 REDIS = shutil.which("redis-server")
 
@@ -27,7 +27,7 @@ async def stop(
     if proc.returncode is None:
         proc.send_signal(sig)
         try:
-            await asyncio.wait_for(proc.wait(), seconds)
+            await asyncio.wait_for(proc.wait(), scaled(seconds))
         except TimeoutError:
             proc.kill()
             await proc.wait()

@@ -26,7 +26,15 @@ import aiohttp
 import orjson
 
 from mcpkit.protocol.tasks import TASKS_EXTENSION, TERMINAL
-from support import LEGACY_HEADERS, headers_for, legacy_initialize, meta, parse_body, rpc
+from support import (
+    LEGACY_HEADERS,
+    headers_for,
+    legacy_initialize,
+    meta,
+    parse_body,
+    rpc,
+    scaled,
+)
 
 TASKS = {"extensions": {TASKS_EXTENSION: {}}}
 WITH_INPUT = {**TASKS, "elicitation": {}}
@@ -238,7 +246,8 @@ class Load:
         with contextlib.suppress(TimeoutError):  # then `missed()` says what is missing
             async with self.heard:
                 await asyncio.wait_for(
-                    self.heard.wait_for(lambda: all(map(self._caught_up, open_logs))), seconds
+                    self.heard.wait_for(lambda: all(map(self._caught_up, open_logs))),
+                    scaled(seconds),
                 )
 
     def missed(self) -> list[str]:

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import fcntl
 import importlib.util
 import os
 import socket
 import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,6 +41,17 @@ SLOWDOWN = max(1.0, float(os.environ.get("MCPKIT_TEST_SLOWDOWN", "1") or 1))
 def scaled(seconds: float) -> float:
     """`seconds` of deadline, scaled by MCPKIT_TEST_SLOWDOWN (>= 1)."""
     return seconds * SLOWDOWN
+
+
+@contextlib.contextmanager
+def cache_lock(directory: Path) -> Iterator[None]:
+    """Hold `directory`'s install lock (created if need be): the suite's workers (pytest -n)
+    and anything else installing into the same cache take turns, and each re-checks, once it
+    holds the lock, whether another already installed what it needs."""
+    directory.mkdir(parents=True, exist_ok=True)
+    with open(directory / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        yield
 
 
 def default_sigint() -> None:
@@ -234,7 +246,7 @@ class AsgiClient:
             yield stream
         finally:
             receive.disconnect.set()
-            await asyncio.wait_for(task, 5)
+            await asyncio.wait_for(task, scaled(5))
             stream.task_done = True
 
 
@@ -278,7 +290,7 @@ class Stream:
             await self.queue.put(None)
 
     async def next(self, timeout: float = 5.0) -> dict[str, Any] | bytes | None:
-        return await asyncio.wait_for(self.queue.get(), timeout)
+        return await asyncio.wait_for(self.queue.get(), scaled(timeout))
 
 
 class Receive:
@@ -351,7 +363,7 @@ async def until(server: Any, task_id: str, check: Callable[[Any], bool]) -> Any:
 
     server.tasks.on_change = hook
     try:
-        return await asyncio.wait_for(reached, 5)
+        return await asyncio.wait_for(reached, scaled(5))
     finally:
         server.tasks.on_change = previous
 
@@ -426,7 +438,7 @@ async def redis_server() -> AsyncIterator[str]:
     drain: asyncio.Task[bytes] | None = None
     try:
         while True:  # its readiness line, not a timed wait
-            line = await asyncio.wait_for(out.readline(), 20)
+            line = await asyncio.wait_for(out.readline(), scaled(20))
             if not line:
                 raise RuntimeError(f"redis-server on port {port} did not start")
             if b"Ready to accept connections" in line:

@@ -22,7 +22,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from mcpkit.telemetry import Telemetry
-from support import free_port
+from support import free_port, scaled
 
 #: The spec's example (basic/index, "OpenTelemetry trace context").
 SPEC_TRACEPARENT = "00-0af7651916cd43dd8448eb211c80319c-00f067aa0ba902b7-01"
@@ -135,7 +135,7 @@ class OtlpReceiver:
 
     async def wait_for(self, *names: str, seconds: float = 20) -> None:
         """Until spans with all these names have arrived (the exporters batch them)."""
-        async with asyncio.timeout(seconds):
+        async with asyncio.timeout(scaled(seconds)):
             while not set(names) <= {s.name for s in self.spans}:
                 self._changed.clear()
                 await self._changed.wait()

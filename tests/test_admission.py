@@ -26,7 +26,7 @@ from mcpkit.server.admission import (
     Refused,
     ServerRequest,
 )
-from support import ROOT, AsgiClient, headers_for, rpc
+from support import ROOT, AsgiClient, headers_for, rpc, scaled
 
 BAD_IDS: list[Any] = [[1], {"a": 1}, None, 1.5, True]
 
@@ -119,7 +119,7 @@ async def exchange(p: asyncio.subprocess.Process, *messages: dict[str, Any]) -> 
     assert p.stdin is not None and p.stdout is not None
     for message in messages:
         p.stdin.write(orjson.dumps(message) + b"\n")
-    line = await asyncio.wait_for(p.stdout.readline(), 10)
+    line = await asyncio.wait_for(p.stdout.readline(), scaled(10))
     assert line, "the server exited"
     reply: dict[str, Any] = orjson.loads(line)
     return reply
@@ -144,7 +144,7 @@ async def test_stdio_survives_a_cancel_of_an_unhashable_id(
     assert reply["id"] == 2 and reply["error"]["code"] == -32602
     assert proc.returncode is None
     assert proc.stderr is not None
-    logged = await asyncio.wait_for(proc.stderr.readline(), 10)
+    logged = await asyncio.wait_for(proc.stderr.readline(), scaled(10))
     assert b"dropped a client message" in logged  # one line per dropped notification
 
 

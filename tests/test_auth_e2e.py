@@ -26,6 +26,7 @@ from mcpkit.auth import (
 )
 from mcpkit.client import Client
 from oauth_server import LocalAuthServer, loopback_socket
+from support import scaled
 
 ORDERS = {"alice": ["o-1", "o-2"], "bob": ["o-9"]}
 
@@ -87,7 +88,7 @@ class Stack:
             AuthorizationCode(HeadlessAuthorizer("http://127.0.0.1:1/callback")),
             store=FileTokenStore(self.token_file),
         )
-        return Client(self.url, auth=oauth, timeout=20)
+        return Client(self.url, auth=oauth, timeout=scaled(20))
 
 
 @pytest.fixture

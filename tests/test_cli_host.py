@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from host_support import FakeAPI, anthropic_reply, api_error, api_path, openai_reply
-from support import ROOT, free_port
+from support import ROOT, free_port, scaled
 
 WEATHER = ROOT / "examples/weather_server.py"
 CLI_SERVER = ROOT / "tests/servers/cli_server.py"
@@ -45,7 +45,7 @@ async def mcpkit(*args: str, env: dict[str, str], stdin: str = "") -> tuple[int,
         stderr=asyncio.subprocess.PIPE,
         env=env,
     )
-    out, err = await asyncio.wait_for(proc.communicate(stdin.encode()), 60)
+    out, err = await asyncio.wait_for(proc.communicate(stdin.encode()), scaled(60))
     assert proc.returncode is not None
     return proc.returncode, out.decode(), err.decode()
 

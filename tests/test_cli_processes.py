@@ -27,6 +27,8 @@ from support import (
     wait_port,
 )
 
+pytestmark = pytest.mark.timing
+
 SERVER = str(ROOT / "tests/servers/cli_server.py")
 MCPKIT = [sys.executable, "-m", "mcpkit"]
 
@@ -106,7 +108,7 @@ async def test_a_server_run_script_stops_on_ctrl_c(transport: str) -> None:
             b'{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}\n'
         )
         await proc.proc.stdin.drain()
-        assert b'"id":1' in await asyncio.wait_for(proc.proc.stdout.readline(), 30)
+        assert b'"id":1' in await asyncio.wait_for(proc.proc.stdout.readline(), scaled(30))
     code, err = await proc.interrupt()
     assert code == 130 and "Traceback" not in err and "KeyboardInterrupt" not in err, err
 

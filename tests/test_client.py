@@ -13,7 +13,7 @@ from mcpkit.client import Client, InvalidResponse
 from mcpkit.client.cache import ResultCache
 from mcpkit.client.inputs import Elicitation
 from mcpkit.protocol.jsonrpc import Response
-from support import ROOT
+from support import ROOT, scaled
 
 
 def make_server() -> Server:
@@ -153,7 +153,7 @@ async def test_cache_and_invalidation() -> None:
         async with client.subscribe(tools=True) as sub:
             assert sub.acknowledged == {"toolsListChanged": True}
             server.tool(name="extra", description="Extra.")(lambda: "")
-            note = await asyncio.wait_for(sub.__anext__(), 5)
+            note = await asyncio.wait_for(sub.__anext__(), scaled(5))
             assert note.method == "notifications/tools/list_changed"
         assert [t.name for t in await client.list_tools()][-1] == "extra"  # CACHE-14
         assert calls.count("tools/list") == 2
@@ -197,8 +197,8 @@ async def test_dead_server_fails_connect() -> None:
     code = "import sys; sys.stdin.readline(); sys.exit(3)"
     with pytest.raises(Exception) as info:
         async with (
-            asyncio.timeout(10),
-            Client([sys.executable, "-c", code], timeout=30, stderr="discard"),
+            asyncio.timeout(scaled(10)),
+            Client([sys.executable, "-c", code], timeout=scaled(30), stderr="discard"),
         ):
             pass
     assert "exited" in str(info.value) or "closed" in str(info.value).lower()
@@ -210,5 +210,5 @@ async def test_client_over_real_stdio_and_listen() -> None:
         assert (await client.call_tool("echo", {"text": "hi"})).text == "hi"
         async with client.subscribe(tools=True) as sub:
             await client.call_tool("change")
-            note = await asyncio.wait_for(sub.__anext__(), 10)
+            note = await asyncio.wait_for(sub.__anext__(), scaled(10))
             assert note.method == "notifications/tools/list_changed"

@@ -18,7 +18,9 @@ from mcpkit.client import Client, ClientError, ConnectFailed, RequestTimeout
 from mcpkit.client.era import ERA_CACHE
 from mcpkit.host import ConsentPolicy, Fleet, parse_config
 from mcpkit.host.supervision import LinkState
-from support import ROOT
+from support import ROOT, scaled
+
+pytestmark = pytest.mark.timing
 
 SLOW = str(ROOT / "tests/servers/slow_server.py")
 
@@ -36,7 +38,7 @@ async def test_a_server_slower_than_the_probe_connects(
     (the probe's late answer, when it comes, is for an abandoned request: discarded)."""
     caplog.set_level(logging.DEBUG, logger="mcpkit.client")
     command = slow_command(kind, 1.5)
-    async with asyncio.timeout(30):
+    async with asyncio.timeout(scaled(30)):
         async with Client(command, probe_timeout=0.3, stderr="capture") as client:
             result = await client.call_tool("echo", {"text": "hi"})
     assert result.text == "hi"
@@ -69,13 +71,17 @@ async def test_a_host_config_of_many_slow_servers_all_connect() -> None:
     """Every server slower than the host client's default probe (5 s), started at once."""
     kinds = ["legacy", "modern", "modern-only"] * 3
     servers = {
-        f"s{i}": {"command": sys.executable, "args": slow_command(kind, 5.5)[1:], "timeout": 30}
+        f"s{i}": {
+            "command": sys.executable,
+            "args": slow_command(kind, 5.5)[1:],
+            "timeout": scaled(30),
+        }
         for i, kind in enumerate(kinds)
     }
     ui = RecordingUI()
     fleet = Fleet(parse_config({"mcpServers": servers}), ui, ConsentPolicy())
     try:
-        async with asyncio.timeout(60):
+        async with asyncio.timeout(scaled(60)):
             await fleet.start()  # until every server has connected or failed once
         states = {name: (link.state, link.detail) for name, link in fleet.links.items()}
         assert all(state is LinkState.READY for state, _ in states.values()), states
@@ -111,10 +117,10 @@ async def test_a_mute_http_server_fails_connect_within_the_timeout(mute_url: str
     loop = asyncio.get_running_loop()
     start = loop.time()
     with pytest.raises(RequestTimeout):
-        async with asyncio.timeout(10):  # main hung here forever
+        async with asyncio.timeout(scaled(10)):  # main hung here forever
             async with Client(mute_url, era=era, timeout=0.5, probe_timeout=0.3):
                 pass
-    assert loop.time() - start < 3
+    assert loop.time() - start < scaled(3)
     assert mute_url not in ERA_CACHE  # a failed guess is probed again next time (VER-11)
 
 

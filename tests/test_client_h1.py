@@ -68,6 +68,7 @@ async def test_connection_close_is_not_reused(server: tuple[str, list[Any]]) -> 
     assert len(set(peers)) == 2
 
 
+@pytest.mark.timing
 async def test_a_connection_the_server_closed_is_replaced() -> None:
     runner, url, peers = await serve(keepalive=0.05)
     try:

@@ -15,6 +15,7 @@ from mcpkit.client import ClientSession, ConnectionClosed, RequestTimeout, Trans
 from mcpkit.client.errors import InvalidResponse
 from mcpkit.protocol.errors import MethodNotFound, UnsupportedProtocolVersion
 from mcpkit.protocol.jsonrpc import Notification
+from support import scaled
 
 TOOLS = [
     {
@@ -164,12 +165,13 @@ async def test_stream_ending_without_response(server: tuple[str, Recorder]) -> N
             await client.call_tool("truncated")
 
 
+@pytest.mark.timing
 async def test_timeout_closes_the_stream(server: tuple[str, Recorder]) -> None:
     url, rec = server
     async with ClientSession(url, timeout=0.2) as client:
         with pytest.raises(RequestTimeout):
             await client.call_tool("hang")
-        await asyncio.wait_for(rec.disconnected.wait(), 5)  # the server saw the cancel
+        await asyncio.wait_for(rec.disconnected.wait(), scaled(5))  # the server saw the cancel
         assert (await client.discover())["capabilities"] == {}
 
 

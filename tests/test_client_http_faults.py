@@ -21,6 +21,7 @@ from mcpkit.client import (
     StreamBroken,
     TransportError,
 )
+from support import scaled
 from tcp_proxy import TcpProxy
 
 STACKS = ["lean", "aiohttp"]
@@ -104,7 +105,7 @@ async def test_unexpected_content_type_on_the_legacy_path(
 ) -> None:
     """It used to read "the SSE stream closed before the response and cannot be resumed"."""
     with pytest.raises(TransportError, match="unexpected Content-Type 'text/html'"):
-        async with Client(html_url, era="legacy", timeout=5):
+        async with Client(html_url, era="legacy", timeout=scaled(5)):
             pass
 
 
@@ -124,7 +125,7 @@ async def test_connection_refused_reads_the_same_on_both_stacks(
         url = f"http://127.0.0.1:{port}/mcp"
         era: Any = "legacy" if path == "legacy" else "modern"  # legacy: aiohttp only
         with pytest.raises(ConnectFailed) as caught:
-            async with Client(url, era=era, timeout=5):
+            async with Client(url, era=era, timeout=scaled(5)):
                 pass
     expected = (
         f"cannot connect to http://127.0.0.1:{port}: connection refused (is the server running?)"
@@ -201,7 +202,7 @@ async def test_a_name_that_does_not_resolve_is_connect_failed(
 ) -> None:
     era: Any = "legacy" if path == "legacy" else "modern"
     with pytest.raises(ConnectFailed) as caught:  # .invalid never resolves (RFC 6761)
-        async with Client("http://mcp.invalid/mcp", era=era, timeout=20):
+        async with Client("http://mcp.invalid/mcp", era=era, timeout=scaled(20)):
             pass
     assert str(caught.value).startswith(
         "cannot connect to http://mcp.invalid: the host name does not resolve"

@@ -10,7 +10,7 @@ import pytest
 
 from mcpkit.client import Client, StreamBroken
 from processes import http_server
-from support import ROOT
+from support import ROOT, scaled
 from tcp_proxy import TcpProxy
 
 BUS = ROOT / "tests/servers/bus_server.py"
@@ -39,12 +39,12 @@ async def test_a_broken_listen_stream_is_opened_again(proxy: TcpProxy) -> None:
 
             reader = asyncio.create_task(read())
             await client.call_tool("change", {"name": "one"})
-            assert await asyncio.wait_for(heard.get(), 5) == (UPDATED, "bus://changes/one")
+            assert await asyncio.wait_for(heard.get(), scaled(5)) == (UPDATED, "bus://changes/one")
             assert len(client.cache) == 1
 
             assert proxy.drop() >= 1  # the network path breaks under the stream
             # Opened again, and told what may have changed meanwhile.
-            resync = {await asyncio.wait_for(heard.get(), 10) for _ in range(2)}
+            resync = {await asyncio.wait_for(heard.get(), scaled(10)) for _ in range(2)}
             assert resync == {
                 ("notifications/tools/list_changed", ""),
                 (UPDATED, "bus://changes"),
@@ -52,7 +52,7 @@ async def test_a_broken_listen_stream_is_opened_again(proxy: TcpProxy) -> None:
             assert sub.reopened == 1
             assert len(client.cache) == 0  # the tools/list entry was invalidated
             await client.call_tool("change", {"name": "two"})
-            assert await asyncio.wait_for(heard.get(), 5) == (UPDATED, "bus://changes/two")
+            assert await asyncio.wait_for(heard.get(), scaled(5)) == (UPDATED, "bus://changes/two")
             reader.cancel()
             await asyncio.gather(reader, return_exceptions=True)
 

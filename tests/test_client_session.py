@@ -197,6 +197,7 @@ async def test_mismatched_response_id() -> None:
             await client.discover()
 
 
+@pytest.mark.timing
 async def test_timeout_is_a_client_error_not_an_mcp_error() -> None:
     cancelled = asyncio.Event()
 

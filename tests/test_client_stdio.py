@@ -15,7 +15,7 @@ from mcpkit.client.errors import TransportError
 from mcpkit.client.stdio import StdioTransport
 from mcpkit.protocol.errors import InvalidParams
 from mcpkit.protocol.jsonrpc import Notification
-from support import first_step
+from support import first_step, scaled
 
 FAKE = str(Path(__file__).with_name("test_client_fake_server.py"))
 SERVER = [sys.executable, FAKE]
@@ -57,6 +57,7 @@ async def test_concurrent_requests_are_routed_by_id() -> None:
     assert [r["content"][0]["text"] for r in results] == [str(i + 1) for i in range(20)]
 
 
+@pytest.mark.timing
 async def test_timeout_sends_cancelled_notification() -> None:
     transport = StdioTransport(SERVER, stderr="capture")
     async with ClientSession(transport, timeout=0.2) as client:
@@ -69,9 +70,10 @@ async def test_timeout_sends_cancelled_notification() -> None:
     assert '"requestId": 1' in cancels[0]
 
 
+@pytest.mark.timing
 async def test_dead_process_fails_pending_calls_promptly() -> None:
     transport = StdioTransport(SERVER, stderr="capture")
-    async with ClientSession(transport, timeout=10) as client:
+    async with ClientSession(transport, timeout=scaled(10)) as client:
         pending = asyncio.ensure_future(client.call_tool("sleep"))
         await first_step()  # it is in flight before the process dies
         started = time.monotonic()
@@ -79,7 +81,7 @@ async def test_dead_process_fails_pending_calls_promptly() -> None:
             await client.call_tool("die")
         with pytest.raises(ConnectionClosed):
             await pending
-        assert time.monotonic() - started < 3
+        assert time.monotonic() - started < scaled(3)  # not at the call's timeout
         assert "code 3" in str(info.value)
         assert "dying now" in str(info.value)  # last stderr line, when captured
         with pytest.raises(ConnectionClosed):
@@ -100,12 +102,13 @@ async def test_close_closes_stdin_and_waits() -> None:
     assert transport.returncode == 0  # exited by itself on EOF (TR-STDIO-11 step 1-2)
 
 
+@pytest.mark.timing
 async def test_close_escalates_for_a_stubborn_server() -> None:
     transport = StdioTransport([*SERVER, "--ignore-eof"], shutdown_timeout=0.3)
     await transport.start()
     started = time.monotonic()
     await transport.close()
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < scaled(5)
     assert transport.returncode is not None and transport.returncode < 0  # killed
 
 

@@ -11,7 +11,7 @@ from mcpkit import Context, InternalError, MCPError, Server, TaskStore
 from mcpkit.client import Client, TaskCancelled
 from mcpkit.client.errors import InvalidResponse
 from mcpkit.client.tasks import follow_task
-from support import until
+from support import scaled, until
 
 CONFIRM = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
 
@@ -113,7 +113,7 @@ async def until_one_task(server: Server) -> str:
     server.tasks.on_change = lambda record: (previous(record), created.set())  # type: ignore[func-returns-value]
     try:
         while len(server.tasks) == 0:
-            await asyncio.wait_for(created.wait(), 5)
+            await asyncio.wait_for(created.wait(), scaled(5))
             created.clear()
     finally:
         server.tasks.on_change = previous

@@ -15,7 +15,7 @@ import pytest
 
 from mcpkit.server.request_state import generate_key
 from processes import RedisProcess
-from support import ROOT, free_port, headers_for, meta, post, record, rpc, wait_port
+from support import ROOT, free_port, headers_for, meta, post, record, rpc, scaled, wait_port
 
 REDIS = shutil.which("redis-server")
 pytestmark = pytest.mark.skipif(
@@ -59,7 +59,7 @@ async def cluster() -> AsyncIterator[tuple[str, str]]:
     for proc in procs:
         proc.terminate()
     for proc in procs:
-        await asyncio.wait_for(proc.wait(), 10)
+        await asyncio.wait_for(proc.wait(), scaled(10))
     await redis.close()
 
 
@@ -120,7 +120,7 @@ async def test_changes_on_a_reach_listeners_on_b(cluster: tuple[str, str]) -> No
             seen = set()
             for _ in range(2):
                 note = orjson.loads(
-                    (await asyncio.wait_for(stream.content.readuntil(b"\n\n"), 10))[5:]
+                    (await asyncio.wait_for(stream.content.readuntil(b"\n\n"), scaled(10)))[5:]
                 )
                 record("subscriptions/listen", note)
                 assert note["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == "sub-b"
@@ -148,7 +148,7 @@ async def test_tasks_need_routing_by_task_id(cluster: tuple[str, str]) -> None:
         start = asyncio.get_running_loop().time()
         _, msgs = await post(s, b, task_call("tasks/get", {"taskId": task_id}))
         assert msgs[0]["error"]["code"] == -32602
-        assert asyncio.get_running_loop().time() - start < 2  # prompt, not a hang
+        assert asyncio.get_running_loop().time() - start < scaled(2)  # prompt, not a hang
         _, msgs = await post(s, a, task_call("tasks/get", {"taskId": task_id}))
         assert msgs[0]["result"]["taskId"] == task_id
 
@@ -183,7 +183,7 @@ async def test_legacy_session_on_the_wrong_instance_is_a_prompt_404(
         async with s.post(b + "/mcp", data=ping, headers=hdrs) as r:
             assert r.status == 404
             assert (await r.json())["error"]["code"] == -32600
-        assert asyncio.get_running_loop().time() - start < 2  # prompt, not a hang
+        assert asyncio.get_running_loop().time() - start < scaled(2)  # prompt, not a hang
         async with s.post(b + "/mcp", data=orjson.dumps(init), headers=headers) as r:
             assert r.status == 200 and r.headers["mcp-session-id"] != sid  # recovered on B
 
@@ -213,9 +213,9 @@ async def test_changes_on_a_reach_a_legacy_session_on_b(cluster: tuple[str, str]
         async with s.post(b + "/mcp", data=note, headers=hdrs) as r:
             assert r.status == 202
         async with s.get(b + "/mcp", headers=hdrs) as stream:
-            priming = await asyncio.wait_for(stream.content.readuntil(b"\n\n"), 10)
+            priming = await asyncio.wait_for(stream.content.readuntil(b"\n\n"), scaled(10))
             assert priming.startswith(b"id: 0-")
             await post(s, a, rpc("tools/call", {"name": "change"}))  # caused on A
-            event = await asyncio.wait_for(stream.content.readuntil(b"\n\n"), 10)
+            event = await asyncio.wait_for(stream.content.readuntil(b"\n\n"), scaled(10))
             data = orjson.loads(event.split(b"data: ", 1)[1])
             assert data == {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}

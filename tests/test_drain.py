@@ -21,9 +21,12 @@ from mcpkit.protocol.tasks import TASKS_EXTENSION
 from mcpkit.server.request_state import generate_key
 from processes import REDIS, RedisProcess
 from scale_support import Connection, Instance
-from support import LEGACY_HEADERS, headers_for, legacy_initialize, meta, rpc
+from support import LEGACY_HEADERS, headers_for, legacy_initialize, meta, rpc, scaled
 
-pytestmark = pytest.mark.skipif(REDIS is None, reason="redis-server is not installed")
+pytestmark = [
+    pytest.mark.timing,
+    pytest.mark.skipif(REDIS is None, reason="redis-server is not installed"),
+]
 
 TASKS = {"extensions": {TASKS_EXTENSION: {}}}
 
@@ -103,7 +106,9 @@ async def test_sigterm_drains_then_exits(pair: tuple[RedisProcess, Instance, Ins
         a.proc.send_signal(signal.SIGTERM)
 
         # The listen stream ends with its result (SUB-11): the client opens it elsewhere.
-        final = orjson.loads((await asyncio.wait_for(stream.content.readuntil(b"\n\n"), 10))[5:])
+        final = orjson.loads(
+            (await asyncio.wait_for(stream.content.readuntil(b"\n\n"), scaled(10)))[5:]
+        )
         assert final["id"] == listen["id"] and final["result"]["resultType"] == "complete"
         assert await stream.content.read() == b""
         stream.release()
@@ -111,7 +116,7 @@ async def test_sigterm_drains_then_exits(pair: tuple[RedisProcess, Instance, Ins
         status, _, body = await probe.get("/readyz")
         assert status == 503 and body == b"not ready", body
         # The 2025-11-25 GET stream ends too (its client reconnects, gets 404, initializes).
-        await asyncio.wait_for(get_stream.content.read(), 10)  # to its end
+        await asyncio.wait_for(get_stream.content.read(), scaled(10))  # to its end
         get_stream.release()
         # No new connection is accepted any more.
         with pytest.raises(OSError):
@@ -126,9 +131,11 @@ async def test_sigterm_drains_then_exits(pair: tuple[RedisProcess, Instance, Ins
         assert status == 503 and headers["retry-after"] == "1"
         assert orjson.loads(body)["error"]["code"] == -31000
         # The request in flight is answered.
-        assert (await asyncio.wait_for(slow, 10))["result"]["content"][0]["text"] == "slept on a"
+        assert (await asyncio.wait_for(slow, scaled(10)))["result"]["content"][0][
+            "text"
+        ] == "slept on a"
         # A exits once its tasks finished or failed (MCPKIT_DRAIN_TIMEOUT=2).
-        code = await asyncio.wait_for(a.proc.wait(), 15)
+        code = await asyncio.wait_for(a.proc.wait(), scaled(15))
         assert code in (0, -signal.SIGTERM)
         a.proc = None
         done = (await post(s, b.url, task_rpc("tasks/get", taskId=short)))["result"]

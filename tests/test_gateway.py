@@ -20,7 +20,7 @@ from mcpkit.gateway import Gateway
 from mcpkit.gateway.scoping import HandleScope, TemplateError, render
 from mcpkit.host import ConfigError, HostSettings, ToolPins, parse_config
 from mcpkit.protocol.errors import MCPError
-from support import ROOT
+from support import ROOT, scaled
 
 sys.path.insert(0, str(ROOT / "tests/servers"))
 from proxy_backend import build
@@ -65,7 +65,7 @@ async def test_every_primitive_is_namespaced() -> None:
             assert info.instructions == "one: one: say hello."  # trusted servers' only
             async with client.subscribe(resource_uris=["one+notes://a"]) as sub:
                 await client.call_tool("one__touch", {})
-                note = await asyncio.wait_for(anext(aiter(sub)), 10)
+                note = await asyncio.wait_for(anext(aiter(sub)), scaled(10))
                 assert note.params is not None and note.params["uri"] == "one+notes://a"
 
 
@@ -85,7 +85,7 @@ async def test_a_changed_tool_is_withheld_until_approved(tmp_path: Path) -> None
             [change] = ToolPins(pins).pending("app")
             assert "Echo the text back." in change.diff()
             ToolPins(pins).approve("app", "echo")  # as `mcpkit pins approve app echo` does
-            note = await asyncio.wait_for(anext(aiter(sub)), 10)
+            note = await asyncio.wait_for(anext(aiter(sub)), scaled(10))
             assert note.method == "notifications/tools/list_changed"
             assert (await client.call_tool("app__echo", {"text": "ok"})).text == "ok"
 
@@ -151,13 +151,14 @@ def test_the_command_says_what_is_wrong_in_one_line(tmp_path: Path) -> None:
             [sys.executable, "-m", "mcpkit", "gateway", *argv],
             capture_output=True,
             text=True,
-            timeout=60,
+            timeout=scaled(60),
         )
         assert done.returncode == 1
         lines = done.stderr.strip().splitlines()
         assert len(lines) == 1 and expected in lines[0], done.stderr
 
 
+@pytest.mark.timing
 async def test_a_tools_deadline_cancels_it_on_the_backend() -> None:
     backend = build()
     async with serving(backend) as url:
@@ -170,7 +171,7 @@ async def test_a_tools_deadline_cancels_it_on_the_backend() -> None:
         async with serving(Gateway(config({"app": entry}))) as front, Client(front) as client:
             late = await client.call_tool("app__hold", {})
             assert late.is_error and "within its deadline (0.3 s)" in late.text
-            await asyncio.wait_for(backend.cancelled.wait(), 10)  # type: ignore[attr-defined]
+            await asyncio.wait_for(backend.cancelled.wait(), scaled(10))  # type: ignore[attr-defined]
             assert (await client.call_tool("app__echo", {"text": "still up"})).text == "still up"
             # With an idempotency key the unknown outcome is an error, not a stored answer:
             # the key stays free for the retry (which the backend, knowing the key, dedups).

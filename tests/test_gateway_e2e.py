@@ -28,7 +28,7 @@ from host_support import NORTHWIND, SERVERS, child_pids, northwind_http
 from inspector_support import inspector_cli
 from mcpkit.client import Client, ClientError
 from mcpkit.protocol.errors import MCPError
-from support import ROOT, free_port, wait_port
+from support import ROOT, free_port, scaled, wait_port
 
 SDK_CLIENT = ROOT / "tests/interop/sdk_gateway_client.py"
 
@@ -73,7 +73,7 @@ async def northwind_gateway(tmp: Path) -> AsyncIterator[Running]:
         finally:
             if proc.returncode is None:
                 proc.terminate()
-            await asyncio.wait_for(proc.wait(), 20)
+            await asyncio.wait_for(proc.wait(), scaled(20))
 
 
 def bearer(token: str) -> dict[str, str]:
@@ -102,7 +102,7 @@ async def test_official_sdk_client_through_the_gateway(sdk_python: str, tmp_path
                 sdk_python, str(SDK_CLIENT), gateway.url, "dev-alice", mode,
                 stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
             )  # fmt: skip
-            out, err = await asyncio.wait_for(proc.communicate(), 120)
+            out, err = await asyncio.wait_for(proc.communicate(), scaled(120))
             assert proc.returncode == 0, err.decode()[-3000:]
             seen = json.loads(out.decode().strip().splitlines()[-1])
             assert seen["protocolVersion"] == version, mode
@@ -131,7 +131,7 @@ async def inspect(url: str, era: str, *args: str, status: int = 0) -> dict[str, 
         "--protocol-era", era, "-q", *args,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
     )  # fmt: skip
-    out, err = await asyncio.wait_for(proc.communicate(), 120)
+    out, err = await asyncio.wait_for(proc.communicate(), scaled(120))
     assert proc.returncode == status, (out + err).decode()[-3000:]
     result: dict[str, Any] = json.loads(out)["result"]
     return result
@@ -224,7 +224,7 @@ def _compact(value: Any) -> str:
 # -- changes and failures of the servers behind it ---------------------------------------
 async def next_tools(client: Client, sub: Any, want: bool) -> set[str]:
     """Wait for list_changed notices until shipping's tool is (or is not) listed."""
-    async with asyncio.timeout(30):
+    async with asyncio.timeout(scaled(30)):
         async for note in sub:
             assert note.method == "notifications/tools/list_changed"
             names = {t.name for t in await client.list_tools()}
@@ -249,7 +249,7 @@ async def test_changes_and_failures_reach_the_gateways_clients(tmp_path: Path) -
         assert "<html" in (await alice.read_resource(card)).text.lower()
         order = {"sku": "KET-BLUE", "quantity": 1, "order_id": "ORD-7"}
         held = await alice.call_tool("warehouse__reserve_stock", order)
-        note = await asyncio.wait_for(anext(aiter(sub)), 30)  # the warehouse added a tool
+        note = await asyncio.wait_for(anext(aiter(sub)), scaled(30))  # the warehouse added a tool
         assert note.method == "notifications/tools/list_changed"
         assert "warehouse__reservation_status" in {t.name for t in await alice.list_tools()}
         status = await alice.call_tool(

@@ -13,7 +13,7 @@ from mcpkit import Server
 from mcpkit.auth import BearerAuth
 from mcpkit.server.readiness import Readiness
 from mcpkit.server.redis_backend import RedisEventBus
-from support import AsgiClient, headers_for, rpc
+from support import AsgiClient, headers_for, rpc, scaled
 
 POD = {"host": "10.1.2.3:8000"}  # what a kubelet or a balancer sends
 
@@ -141,13 +141,14 @@ async def until_status(app: AsgiClient, status: int, seconds: float = 30) -> Non
     event to wait on)."""
     import asyncio
 
-    async with asyncio.timeout(seconds):
+    async with asyncio.timeout(scaled(seconds)):
         while True:
             if (await probe(app, "/readyz")).status == status:
                 return
             await asyncio.sleep(0.05)
 
 
+@pytest.mark.timing
 @pytest.mark.skipif(
     not hasattr(
         __import__("mcpkit.server.redis_backend").server.redis_backend.RedisEventBus, "health"

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from host_support import PROVIDERS, FakeAPI, api_path, scripted
-from support import ROOT
+from support import ROOT, scaled
 
 
 class Terminal:
@@ -48,7 +48,7 @@ class Terminal:
 
     async def expect(self, text: str, start: int = 0, timeout: float = 30) -> int:
         """Wait until `text` shows after position `start`; returns where it ends."""
-        async with asyncio.timeout(timeout):
+        async with asyncio.timeout(scaled(timeout)):
             while (at := self.screen.find(text, start)) < 0:
                 self._changed.clear()
                 await self._changed.wait()
@@ -95,7 +95,7 @@ async def test_chat_attaches_resources_and_runs_prompts(provider: str, tmp_path:
             at = await term.expect("GREETING-ANSWER", at)
             await term.expect("you", at)
             term.type("")  # an empty line ends the chat
-            assert await asyncio.wait_for(term.process.wait(), 30) == 0
+            assert await asyncio.wait_for(term.process.wait(), scaled(30)) == 0
     first, second = (json.dumps(body) for body in api.requests)
     assert "What does @docs:docs://docs/guide say?" in first
     assert "The docs guide: page 1 says hello." in first  # the attached resource

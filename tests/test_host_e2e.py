@@ -24,6 +24,7 @@ from host_support import (
     tool_results,
 )
 from mcpkit.host import ConsentPolicy, Host, load_config
+from support import scaled
 
 
 @pytest.fixture
@@ -92,7 +93,7 @@ async def test_host_with_real_sdk(provider: str, northwind: dict[str, str]) -> N
                 if turn is TURNS[1]:
                     # The reservation made the warehouse add a tool; its list_changed travels on
                     # the listen stream, asynchronously: the next turn starts once it has arrived.
-                    await asyncio.wait_for(host.fleet.links["warehouse"].changed.wait(), 10)
+                    await asyncio.wait_for(host.fleet.links["warehouse"].changed.wait(), scaled(10))
 
     bodies = api.requests
     assert len(bodies) == len(STEPS)

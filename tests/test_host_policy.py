@@ -138,6 +138,7 @@ def test_backoff_is_capped_and_exponential() -> None:
         Backoff(initial=5, cap=1)
 
 
+@pytest.mark.timing
 async def test_deadline_restarts_on_progress_under_an_overall_maximum() -> None:
     steps = asyncio.Queue[str]()
 

@@ -13,6 +13,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from host_support import (
     FAULTS,
     NORTHWIND,
@@ -35,6 +37,8 @@ from host_support import (
 from mcpkit.host import LinkState, parse_config
 from mcpkit.host.audit import read_audit
 from support import free_port
+
+pytestmark = pytest.mark.timing
 
 
 async def test_a_killed_stdio_server_is_restarted_in_the_same_conversation(tmp_path: Path) -> None:

@@ -24,6 +24,8 @@ from mcpkit.host.conversation import AssistantMessage, Message, ToolCall, ToolRe
 from mcpkit.host.models.scripted import ScriptedModel
 from support import scaled
 
+pytestmark = pytest.mark.timing
+
 BASIC = {"command": sys.executable, "args": [str(SERVERS / "basic_server.py")], "trusted": True}
 
 

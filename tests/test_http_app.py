@@ -5,8 +5,10 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import pytest
+
 from mcpkit import Context, Server
-from support import AsgiClient, meta, rpc
+from support import AsgiClient, meta, rpc, scaled
 
 
 async def test_discover(client: AsgiClient) -> None:
@@ -123,6 +125,7 @@ async def test_listen_acknowledges_and_filters(everything: Any, client: AsgiClie
     assert len(everything.subscriptions) == 0  # closing the stream frees it
 
 
+@pytest.mark.timing
 async def test_listen_keepalive_and_graceful_close() -> None:
     server = Server("t")
 
@@ -170,8 +173,8 @@ async def test_disconnect_cancels_the_handler() -> None:
 
     client = AsgiClient(server.http_app())
     async with client.stream(rpc("tools/call", {"name": "slow"})) as s:
-        await asyncio.wait_for(started.wait(), 5)
-    await asyncio.wait_for(cancelled.wait(), 5)  # TR-HTTP-23
+        await asyncio.wait_for(started.wait(), scaled(5))
+    await asyncio.wait_for(cancelled.wait(), scaled(5))  # TR-HTTP-23
     assert s.status is None  # TR-HTTP-24: nothing was sent for it
 
 

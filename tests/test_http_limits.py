@@ -20,6 +20,8 @@ from scale_support import Connection
 from support import ROOT, free_port, headers_for, rpc, scaled, wait_port
 from wire_schemas import MODERN, check
 
+pytestmark = pytest.mark.timing
+
 LIMITS = {"header_timeout": 1, "body_timeout": 1, "max_body_size": 1000}
 
 
@@ -44,7 +46,7 @@ async def port() -> AsyncIterator[int]:
     proc, port = await start(LIMITS)
     yield port
     proc.terminate()
-    await asyncio.wait_for(proc.wait(), 10)
+    await asyncio.wait_for(proc.wait(), scaled(10))
     assert proc.stderr is not None
     assert b"Traceback" not in await proc.stderr.read()
 
@@ -61,7 +63,7 @@ async def exchange(port: int, data: bytes, timeout: float = 5) -> bytes:
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
     writer.write(data)
     try:
-        return await asyncio.wait_for(reader.read(), timeout)
+        return await asyncio.wait_for(reader.read(), scaled(timeout))
     finally:
         writer.close()
 
@@ -92,7 +94,7 @@ async def test_a_head_that_never_ends_gets_408(port: int) -> None:
     assert not slow.done()
     status, body = status_and_body(await slow)
     assert status == 408 and unread(body) and "head" in body["error"]["message"]
-    assert loop.time() - started < 1 + 1 + 2  # the timeout, the sweep, some slack
+    assert loop.time() - started < 1 + 1 + scaled(2)  # the timeout, the sweep, some slack
 
 
 async def test_a_stalled_body_gets_408(port: int) -> None:
@@ -147,20 +149,20 @@ async def test_an_idle_keep_alive_connection_is_closed_and_a_busy_one_kept() -> 
         message = rpc("tools/call", {"name": "echo", "arguments": {"text": "again"}})
         for _ in range(3):  # the same connection, reused while it is not idle for long
             conn.writer.write(request_bytes(message))
-            assert b"again" in (await asyncio.wait_for(conn.response(), 5))[2]
+            assert b"again" in (await asyncio.wait_for(conn.response(), scaled(5)))[2]
         # Two requests in one write (pipelined): both answered, in order.
         first = rpc("tools/call", {"name": "echo", "arguments": {"text": "first"}})
         second = rpc("tools/call", {"name": "echo", "arguments": {"text": "second"}})
         conn.writer.write(request_bytes(first) + request_bytes(second))
-        assert b"first" in (await asyncio.wait_for(conn.response(), 5))[2]
-        assert b"second" in (await asyncio.wait_for(conn.response(), 5))[2]
+        assert b"first" in (await asyncio.wait_for(conn.response(), scaled(5)))[2]
+        assert b"second" in (await asyncio.wait_for(conn.response(), scaled(5)))[2]
         idle_from = loop.time()
-        assert await asyncio.wait_for(conn.closed_by_peer(), 5)  # closed by the server
-        assert 1 <= loop.time() - idle_from < 1 + 1 + 1  # the timeout, the sweep, some slack
+        assert await asyncio.wait_for(conn.closed_by_peer(), scaled(5))  # closed by the server
+        assert 1 <= loop.time() - idle_from < 1 + 1 + scaled(1)  # the timeout, the sweep, slack
         conn.close()
     finally:
         proc.terminate()
-        await asyncio.wait_for(proc.wait(), 10)
+        await asyncio.wait_for(proc.wait(), scaled(10))
 
 
 async def test_past_max_connections_gets_503_with_retry_after() -> None:
@@ -176,17 +178,18 @@ async def test_past_max_connections_gets_503_with_retry_after() -> None:
             assert (await exchange(port, request_bytes(message))).startswith(b"HTTP/1.1 503")
         for _, writer in held:
             writer.close()
-        for _ in range(50):  # the held connections' close reaches the server
+        deadline = asyncio.get_running_loop().time() + scaled(5)
+        while True:  # until the held connections' close reaches the server
             try:
                 await echo_ok(port)
                 break
             except AssertionError:
+                if asyncio.get_running_loop().time() > deadline:
+                    raise AssertionError("not served again after the connections closed") from None
                 await asyncio.sleep(0.05)
-        else:
-            raise AssertionError("not served again after the connections closed")
     finally:
         proc.terminate()
-        await asyncio.wait_for(proc.wait(), 10)
+        await asyncio.wait_for(proc.wait(), scaled(10))
     assert proc.stderr is not None
     lines = (await proc.stderr.read()).decode().splitlines()
     refused = [line[line.index("refused") :] for line in lines if "refused" in line]
@@ -232,7 +235,7 @@ async def test_listeners_past_their_budget_never_starve_calls() -> None:
         for writer in opened:
             writer.close()
         proc.terminate()
-        await asyncio.wait_for(proc.wait(), 10)
+        await asyncio.wait_for(proc.wait(), scaled(10))
     assert proc.stderr is not None
     err = (await proc.stderr.read()).decode()
     refused = [line[line.index("refused") :] for line in err.splitlines() if "refused" in line]
@@ -267,7 +270,7 @@ async def test_run_raises_the_soft_descriptor_limit_to_the_hard_one() -> None:
         assert soft_now == hard_now == str(hard)
     finally:
         proc.terminate()
-        await asyncio.wait_for(proc.wait(), 10)
+        await asyncio.wait_for(proc.wait(), scaled(10))
 
 
 def test_mcpkit_run_passes_the_limits(tmp_path: Any) -> None:

@@ -10,7 +10,7 @@ import aiohttp
 import orjson
 import pytest
 
-from support import ROOT, free_port, headers_for, post, record, rpc
+from support import ROOT, free_port, headers_for, post, record, rpc, scaled
 
 
 @pytest.fixture
@@ -23,7 +23,7 @@ async def base_url() -> AsyncIterator[str]:
         str(port),
         stderr=asyncio.subprocess.PIPE,
     )
-    deadline = asyncio.get_running_loop().time() + 20
+    deadline = asyncio.get_running_loop().time() + scaled(20)
     while True:  # readiness: the port accepts connections
         try:
             _, writer = await asyncio.open_connection("127.0.0.1", port)
@@ -36,7 +36,7 @@ async def base_url() -> AsyncIterator[str]:
     yield f"http://127.0.0.1:{port}"
     proc.terminate()
     # Graceful shutdown; uvicorn re-raises the caught SIGTERM at exit, as a supervisor expects.
-    assert await asyncio.wait_for(proc.wait(), 10) in (0, -15)
+    assert await asyncio.wait_for(proc.wait(), scaled(10)) in (0, -15)
     assert proc.stderr is not None
     assert b"Traceback" not in await proc.stderr.read()
 
@@ -76,7 +76,9 @@ async def test_listen_stream_and_disconnect(base_url: str) -> None:
             record("subscriptions/listen", ack)
             assert ack["method"] == "notifications/subscriptions/acknowledged"
             await post(s, base_url, rpc("tools/call", {"name": "change"}))
-            note = orjson.loads((await asyncio.wait_for(resp.content.readuntil(b"\n\n"), 5))[5:])
+            note = orjson.loads(
+                (await asyncio.wait_for(resp.content.readuntil(b"\n\n"), scaled(5)))[5:]
+            )
             record("subscriptions/listen", note)
             assert note["method"] == "notifications/tools/list_changed"
         # The stream is closed; the server keeps serving.

@@ -19,6 +19,7 @@ from mcpkit.server.idempotency import (
     MemoryIdempotencyStore,
 )
 from processes import REDIS
+from support import scaled
 
 
 class Clock:
@@ -114,6 +115,7 @@ async def test_records_expire_after_the_ttl() -> None:
     assert not late.replayed and shop.runs == 2
 
 
+@pytest.mark.timing
 @pytest.mark.skipif(REDIS is None, reason="redis-server is not installed")
 async def test_redis_records_expire_after_the_ttl() -> None:
     async with redis_store(ttl_seconds=0.3) as (config, store):
@@ -122,7 +124,7 @@ async def test_redis_records_expire_after_the_ttl() -> None:
             await client.call_tool("charge", {"amount": 1}, idempotency_key="k")
             keys = await config.client().keys("mcpkit:idempotency:*")
             assert len(keys) == 1 and 0 < await config.client().pttl(keys[0]) <= 300
-            deadline = asyncio.get_running_loop().time() + 5
+            deadline = asyncio.get_running_loop().time() + scaled(5)
             while await config.client().exists(keys[0]):  # Redis expires it: no event to await
                 assert asyncio.get_running_loop().time() < deadline
                 await asyncio.sleep(0.05)
@@ -204,6 +206,7 @@ async def test_a_server_without_the_extension_is_unchanged() -> None:
     assert first.raw == {**again.raw, "content": first.raw["content"]}
 
 
+@pytest.mark.timing
 @pytest.mark.skipif(REDIS is None, reason="redis-server is not installed")
 async def test_a_running_call_keeps_its_redis_lease() -> None:
     async with redis_store(lease_seconds=0.3) as (config, store):

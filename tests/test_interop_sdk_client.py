@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 import interop_support
-from support import ROOT, AsgiClient, free_port, rpc, wait_port
+from support import ROOT, AsgiClient, free_port, rpc, scaled, wait_port
 
 SDK_VERSION = "1.30.0"  # the last 1.x line: a 2025-11-25 client
 CLIENT = ROOT / "tests/interop/sdk_client.py"
@@ -37,7 +37,7 @@ async def run_client(python: Path, *args: str) -> dict[str, Any]:
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )
-    out, err = await asyncio.wait_for(proc.communicate(), 90)
+    out, err = await asyncio.wait_for(proc.communicate(), scaled(90))
     assert proc.returncode == 0, err.decode()[-3000:]
     seen: dict[str, Any] = json.loads(out.decode().strip().splitlines()[-1])
     return seen
@@ -75,7 +75,7 @@ async def test_official_sdk_client_over_http(sdk1_python: Path) -> None:
         check(await run_client(sdk1_python, "http", f"http://127.0.0.1:{port}/mcp"))
     finally:
         server.terminate()
-        await asyncio.wait_for(server.wait(), 10)
+        await asyncio.wait_for(server.wait(), scaled(10))
 
 
 async def test_the_same_tool_on_the_modern_wire(everything: Any) -> None:
@@ -132,4 +132,4 @@ async def test_mcpkit_client_in_legacy_mode(transport: str) -> None:
     finally:
         if server is not None:
             server.terminate()
-            await asyncio.wait_for(server.wait(), 10)
+            await asyncio.wait_for(server.wait(), scaled(10))

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from legacy_support import V25, SessionClient, init_message, session
-from support import AsgiClient, rpc
+from support import AsgiClient, rpc, scaled
 
 ALL_CAPS = {"sampling": {}, "elicitation": {}, "roots": {}}
 
@@ -307,7 +307,7 @@ async def test_resume_after_disconnect_with_last_event_id(app: Any) -> None:
         question = await conn.next()
         assert question is not None and question.data is not None
         conn.disconnect.set()  # type: ignore[attr-defined]  # the network drops; no cancel
-        await asyncio.wait_for(conn.task, 5)  # type: ignore[attr-defined]
+        await asyncio.wait_for(conn.task, scaled(5))  # type: ignore[attr-defined]
         await answer(client, question.data, {"action": "decline"})
         resumed = await client.open(
             None, http_method="GET", headers=client.headers(last_event_id=question.id)

@@ -12,6 +12,7 @@ from typing import Any
 
 from legacy_support import SessionClient, init_message, not_recorded
 from mcpkit import Context, Server
+from support import scaled
 
 
 class Clock:
@@ -56,7 +57,7 @@ async def one_cycle(app: Any, clock: Clock, i: int) -> None:
         stream = await client.open(None, http_method="GET")  # a GET stream, then a drop
         await stream.next()
         stream.disconnect.set()  # type: ignore[attr-defined]
-        await asyncio.wait_for(stream.task, 5)  # type: ignore[attr-defined]
+        await asyncio.wait_for(stream.task, scaled(5))  # type: ignore[attr-defined]
     # else: simply abandoned
     await client.close()
 
@@ -115,7 +116,7 @@ async def test_cap_answers_503_and_idle_sessions_make_room() -> None:
     assert app.sessions.get(third.session_id) is None
     assert (await third.call({"jsonrpc": "2.0", "id": 1, "method": "ping"})).status == 404
     stream.disconnect.set()  # type: ignore[attr-defined]
-    await asyncio.wait_for(stream.task, 5)  # type: ignore[attr-defined]
+    await asyncio.wait_for(stream.task, scaled(5))  # type: ignore[attr-defined]
     clock.now += 61
     assert app.sessions.reap() == 2 and len(app.sessions) == 0
     app.legacy.close()
@@ -139,12 +140,12 @@ async def test_reaping_cancels_what_the_session_was_doing() -> None:
     )
     assert (await conn.next_message())["method"] == "elicitation/create"
     conn.disconnect.set()  # type: ignore[attr-defined]
-    await asyncio.wait_for(conn.task, 5)  # type: ignore[attr-defined]
+    await asyncio.wait_for(conn.task, scaled(5))  # type: ignore[attr-defined]
     core = app.sessions.get(client.session_id).core
     (task,) = core.tasks.values()
     clock.now += 61
     assert app.sessions.reap() == 1
-    await asyncio.wait([task], timeout=5)
+    await asyncio.wait([task], timeout=scaled(5))
     assert task.done() and not core.tasks and not core._pending  # ended, nothing left
     app.legacy.close()
 
@@ -163,8 +164,8 @@ async def test_sticky_routing_unknown_session_is_a_prompt_404() -> None:
         ("GET", None),
         ("DELETE", None),
     ):
-        conn = await asyncio.wait_for(on_b.open(message, http_method=verb), 1)
-        await asyncio.wait_for(conn.task, 1)  # type: ignore[attr-defined]
+        conn = await asyncio.wait_for(on_b.open(message, http_method=verb), scaled(1))
+        await asyncio.wait_for(conn.task, scaled(1))  # type: ignore[attr-defined]
         assert conn.status == 404, verb
         assert conn.json["error"]["code"] == -32600
     on_b.session_id = None

@@ -12,7 +12,7 @@ import orjson
 import pytest
 
 from legacy_support import V25, init_message, record
-from support import ROOT, rpc
+from support import ROOT, rpc, scaled
 
 
 class Pipe:
@@ -28,7 +28,7 @@ class Pipe:
 
     async def read(self) -> dict[str, Any]:
         assert self.proc.stdout is not None
-        line = await asyncio.wait_for(self.proc.stdout.readline(), 10)
+        line = await asyncio.wait_for(self.proc.stdout.readline(), scaled(10))
         assert line, "server closed stdout"
         msg: dict[str, Any] = orjson.loads(line)  # TR-STDIO-01: one message per line
         return msg
@@ -107,7 +107,7 @@ async def test_stdio_session(pipe: Pipe) -> None:
     assert (await legacy_read(pipe))["error"]["code"] == -32002
     assert pipe.proc.stdin is not None
     pipe.proc.stdin.close()  # TR-STDIO-12: EOF ends the process and its session
-    assert await asyncio.wait_for(pipe.proc.wait(), 10) == 0
+    assert await asyncio.wait_for(pipe.proc.wait(), scaled(10)) == 0
 
 
 async def test_rejected_initialize_leaves_the_process_modern(pipe: Pipe) -> None:

@@ -15,7 +15,7 @@ from opentelemetry import trace
 from mcpkit.server.settings import Settings
 from mcpkit.telemetry.context import RequestScope, current_request
 from mcpkit.telemetry.logs import JsonFormatter
-from support import ROOT, meta
+from support import ROOT, meta, scaled
 from telemetry_support import SPEC_TRACEPARENT, Recorded
 
 SERVER = ROOT / "tests/servers/logging_server.py"
@@ -65,7 +65,7 @@ async def exchange(proc: Any, message: dict[str, Any]) -> list[dict[str, Any]]:
     await proc.stdin.drain()
     lines = []
     while True:
-        line = orjson.loads(await asyncio.wait_for(proc.stdout.readline(), 20))
+        line = orjson.loads(await asyncio.wait_for(proc.stdout.readline(), scaled(20)))
         lines.append(line)
         if line.get("id") == message["id"]:
             return lines
@@ -117,7 +117,7 @@ async def test_a_stdio_server_logs_json_lines_and_still_sends_mcp_log_messages()
     finally:
         assert proc.stdin is not None
         proc.stdin.close()
-        stderr = await asyncio.wait_for(proc.stderr.read(), 20)  # type: ignore[union-attr]
+        stderr = await asyncio.wait_for(proc.stderr.read(), scaled(20))  # type: ignore[union-attr]
         await proc.wait()
     records = [orjson.loads(line) for line in stderr.splitlines() if line.strip()]
     placed = [r for r in records if r.get("logger") == "shop.orders"]

@@ -15,7 +15,7 @@ from gateway_support import Answers, accept, serving
 from mcpkit import Context, Server
 from mcpkit.client import Client
 from mcpkit.server.prefixes import prefix_uri, split_uri, uri_prefix
-from support import ROOT
+from support import ROOT, scaled
 
 sys.path.insert(0, str(ROOT / "tests/servers"))
 from proxy_backend import build
@@ -117,11 +117,11 @@ async def test_changes_of_the_mounted_server_reach_the_parent_listeners() -> Non
         client.subscribe(tools=True, resource_uris=["billing+notes://a"]) as sub,
     ):
         await client.call_tool("billing__grow", {})
-        note = await asyncio.wait_for(anext(aiter(sub)), 10)
+        note = await asyncio.wait_for(anext(aiter(sub)), scaled(10))
         assert note.method == "notifications/tools/list_changed"
         assert "billing__extra" in {t.name for t in await client.list_tools()}
         await client.call_tool("billing__touch", {})
-        note = await asyncio.wait_for(anext(aiter(sub)), 10)
+        note = await asyncio.wait_for(anext(aiter(sub)), scaled(10))
         assert note.method == "notifications/resources/updated"
         assert note.params is not None and note.params["uri"] == "billing+notes://a"
     child.remove_tool("extra")

@@ -16,7 +16,7 @@ from legacy_support import SessionClient, init_message
 from mcpkit import Context, Server
 from mcpkit.auth import AccessToken, BearerAuth
 from mcpkit.protocol.tasks import TASKS_EXTENSION
-from support import AsgiClient, headers_for, rpc
+from support import AsgiClient, headers_for, rpc, scaled
 
 TASKS = {"extensions": {TASKS_EXTENSION: {}}, "elicitation": {}}
 CONFIRM = {"type": "object", "properties": {"ok": {"type": "boolean"}}}
@@ -101,7 +101,7 @@ async def session_get(f: Fixture, token: str) -> bool:
     )
     assert conn.status in (200, 404)
     conn.disconnect.set()  # type: ignore[attr-defined]
-    await asyncio.wait_for(conn.task, 5)  # type: ignore[attr-defined]
+    await asyncio.wait_for(conn.task, scaled(5))  # type: ignore[attr-defined]
     return conn.status == 200
 
 
@@ -109,7 +109,7 @@ async def session_delete(f: Fixture, token: str) -> bool:
     conn = await f.session.open(
         None, http_method="DELETE", headers=f.session.headers(authorization=f"Bearer {token}")
     )
-    await asyncio.wait_for(conn.task, 5)  # type: ignore[attr-defined]
+    await asyncio.wait_for(conn.task, scaled(5))  # type: ignore[attr-defined]
     assert conn.status in (200, 404)
     return conn.status == 200
 

@@ -16,7 +16,7 @@ from mcpkit import Server
 from mcpkit.client import Client
 from mcpkit.gateway import proxy
 from mcpkit.server.caching import CacheHint
-from support import ROOT
+from support import ROOT, scaled
 
 sys.path.insert(0, str(ROOT / "tests/servers"))
 from proxy_backend import build
@@ -105,7 +105,7 @@ async def test_a_task_through_the_proxy(backend: tuple[Server, str]) -> None:
 
 
 async def _until(client: Client, task_id: str, status: str) -> dict[str, Any]:
-    async with asyncio.timeout(10):
+    async with asyncio.timeout(scaled(10)):
         while True:
             task = await client.request("tasks/get", {"taskId": task_id}, use_cache=False)
             if task["status"] == status:
@@ -120,9 +120,9 @@ async def test_cancelling_a_proxied_call_cancels_it_on_the_backend(
     server, url = backend
     async with serving(proxy(url)) as front, Client(front) as client:
         call = asyncio.create_task(client.call_tool("hold", {}))
-        await asyncio.wait_for(server.started.wait(), 10)  # type: ignore[attr-defined]
+        await asyncio.wait_for(server.started.wait(), scaled(10))  # type: ignore[attr-defined]
         call.cancel()  # CANC-04: the client closes its stream; the proxy closes the backend's
-        await asyncio.wait_for(server.cancelled.wait(), 10)  # type: ignore[attr-defined]
+        await asyncio.wait_for(server.cancelled.wait(), scaled(10))  # type: ignore[attr-defined]
 
 
 async def test_backend_changes_reach_the_proxy_listeners(backend: tuple[Server, str]) -> None:
@@ -133,12 +133,12 @@ async def test_backend_changes_reach_the_proxy_listeners(backend: tuple[Server, 
         client.subscribe(tools=True, resource_uris=["notes://a"]) as sub,
     ):
         await client.call_tool("grow", {})
-        note = await asyncio.wait_for(anext(aiter(sub)), 10)
+        note = await asyncio.wait_for(anext(aiter(sub)), scaled(10))
         assert note.method == "notifications/tools/list_changed"
         assert "extra" in {t.name for t in await client.list_tools()}
         assert (await client.call_tool("extra", {})).text == "extra"
         await client.call_tool("touch", {})
-        note = await asyncio.wait_for(anext(aiter(sub)), 10)
+        note = await asyncio.wait_for(anext(aiter(sub)), scaled(10))
         assert note.method == "notifications/resources/updated"
         assert note.params is not None and note.params["uri"] == "notes://a"
 

@@ -13,9 +13,12 @@ import pytest
 
 from mcpkit.client import Client
 from processes import REDIS, http_server, redis_process
-from support import ROOT
+from support import ROOT, scaled
 
-pytestmark = pytest.mark.skipif(REDIS is None, reason="redis-server is not installed")
+pytestmark = [
+    pytest.mark.timing,
+    pytest.mark.skipif(REDIS is None, reason="redis-server is not installed"),
+]
 
 BUS = ROOT / "tests/servers/bus_server.py"
 MAX_BACKOFF = 1.0  # RedisConfig.max_backoff of both instances
@@ -55,7 +58,7 @@ async def bus(client: Client) -> dict[str, Any]:
 async def until(check: Callable[[], Any], seconds: float = 10) -> None:
     """Poll another process's state (no event crosses the process boundary)."""
     loop = asyncio.get_running_loop()
-    deadline = loop.time() + seconds
+    deadline = loop.time() + scaled(seconds)
     while not await check():
         assert loop.time() < deadline, "condition not reached"
         await asyncio.sleep(0.05)
@@ -81,7 +84,7 @@ async def test_the_bus_heals_after_a_redis_restart(tmp_path: Path) -> None:
 
 async def outage(redis: Any, ca: Client, cb: Client) -> None:
     on_a, on_b = Listener(ca), Listener(cb)
-    await asyncio.wait_for(asyncio.gather(on_a.ready.wait(), on_b.ready.wait()), 10)
+    await asyncio.wait_for(asyncio.gather(on_a.ready.wait(), on_b.ready.wait()), scaled(10))
     loop = asyncio.get_running_loop()
     await ca.call_tool("change", {"name": "before"})
     await on_b.hears("before", loop.time() + 5)
@@ -99,14 +102,14 @@ async def outage(redis: Any, ca: Client, cb: Client) -> None:
         assert (await ca.call_tool("echo", {"text": f"a{n}"})).text == f"a{n}"
         assert (await cb.call_tool("echo", {"text": f"b{n}"})).text == f"b{n}"
     await ca.call_tool("change", {"name": "during"})  # waits in A's outbox
-    await on_a.hears("during", loop.time() + 1)  # A's own listener hears it at once
+    await on_a.hears("during", loop.time() + scaled(1))  # A's own listener hears it at once
     assert (await bus(ca))["pending"] == 1
 
     await redis.start()  # the same port; returns once it accepts connections
     back = loop.time()
     await ca.call_tool("change", {"name": "after-a"})
     await cb.call_tool("change", {"name": "after-b"})
-    deadline = back + MAX_BACKOFF + 1
+    deadline = back + MAX_BACKOFF + scaled(1)
     await on_b.hears("after-a", deadline)
     await on_a.hears("after-b", deadline)
     await on_b.hears("during", deadline)  # kept while Redis was away, published once back
@@ -139,5 +142,5 @@ async def test_an_instance_starts_while_redis_is_down(tmp_path: Path) -> None:
                 return bool((await bus(client))["connected"])
 
             await until(connected)
-            assert asyncio.get_running_loop().time() - back < MAX_BACKOFF + 1
+            assert asyncio.get_running_loop().time() - back < MAX_BACKOFF + scaled(1)
     assert "never retrieved" not in log.read_text()

@@ -26,8 +26,10 @@ from mcpkit.server.request_state import generate_key
 from processes import REDIS, RedisProcess
 from scale_load import TASKS, Load, where
 from scale_support import NGINX, Instance, Nginx
+from support import scaled
 
 pytestmark = [
+    pytest.mark.serial,  # three instances, nginx and Redis under sustained load: alone
     pytest.mark.skipif(NGINX is None, reason="nginx is not installed (.ci/run installs it)"),
     pytest.mark.skipif(REDIS is None, reason="redis-server is not installed"),
 ]
@@ -102,7 +104,7 @@ async def test_mixed_load_through_a_rolling_restart_and_a_redis_restart(
         await asyncio.sleep(max(0.0, start + SECONDS - loop.time()))
     finally:
         load.stopping.set()
-        _, busy = await asyncio.wait(workers, timeout=30)
+        _, busy = await asyncio.wait(workers, timeout=scaled(30))
         for worker in busy:
             worker.cancel()
     unended = {t: status for t, status in load.tasks.items() if status not in TERMINAL}
@@ -114,7 +116,7 @@ async def test_mixed_load_through_a_rolling_restart_and_a_redis_restart(
     await asyncio.gather(*listeners, return_exceptions=True)
     # Every task ended (completed: they are short, and a drain waits for them).
     try:
-        async with aiohttp.ClientSession() as s, asyncio.timeout(30):
+        async with aiohttp.ClientSession() as s, asyncio.timeout(scaled(30)):
             for task_id, status in load.tasks.items():
                 while status not in TERMINAL:  # polling: tasks/get is how a client learns it
                     status = (await load.modern(s, "tasks/get", TASKS, taskId=task_id))["status"]
@@ -122,7 +124,7 @@ async def test_mixed_load_through_a_rolling_restart_and_a_redis_restart(
                 load.tasks[task_id] = status
     except TimeoutError:
         unended = {t: status for t, status in load.tasks.items() if status not in TERMINAL}
-        pytest.fail(f"tasks not ended 30 s after the load: {unended}\n{cluster.logs()}")
+        pytest.fail(f"tasks not ended {scaled(30):g} s after the load: {unended}\n{cluster.logs()}")
     summary = (
         f"{SECONDS:g} s: {dict(load.counts)}; declared: {dict(load.declared)}; "
         f"tasks: {len(load.tasks)}; streams: {[len(s) for s in load.streams]}; "
@@ -187,10 +189,10 @@ async def test_a_task_of_a_killed_instance_fails_within_the_lease(cluster: Clust
             got = await on_b.modern(s, "tasks/get", TASKS, taskId=task_id)
             if got["status"] != "working":
                 break
-            assert loop.time() - killed < LEASE + 1, "still working well past the lease"
+            assert loop.time() - killed < LEASE + scaled(1), "still working well past the lease"
             await asyncio.sleep(0.05)
         elapsed = loop.time() - killed
-    assert got["status"] == "failed" and elapsed <= LEASE + 0.25, elapsed
+    assert got["status"] == "failed" and elapsed <= LEASE + scaled(0.25), elapsed
     assert got["error"]["code"] == -32603
     assert got["error"]["data"] == {"reason": "lease-expired"}
     assert "stopped" in got["statusMessage"]

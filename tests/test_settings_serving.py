@@ -11,7 +11,7 @@ from pathlib import Path
 import aiohttp
 import orjson
 
-from support import free_port, headers_for, rpc
+from support import free_port, headers_for, rpc, scaled
 
 SERVER = '''
 from mcpkit import Server
@@ -52,7 +52,7 @@ async def test_mcpkit_run_takes_port_log_level_and_body_limit_from_the_environme
     assert proc.stderr is not None
     try:
         while True:  # readiness: uvicorn's info line (shown because of MCPKIT_LOG_LEVEL)
-            line = await asyncio.wait_for(proc.stderr.readline(), 20)
+            line = await asyncio.wait_for(proc.stderr.readline(), scaled(20))
             assert line, "the server exited before it was ready"
             if b"Uvicorn running on" in line:
                 assert f"127.0.0.1:{port}".encode() in line
@@ -72,7 +72,7 @@ async def test_mcpkit_run_takes_port_log_level_and_body_limit_from_the_environme
                 assert resp.status == 413  # MCPKIT_MAX_BODY_BYTES
     finally:
         proc.terminate()
-        await asyncio.wait_for(proc.wait(), 10)
+        await asyncio.wait_for(proc.wait(), scaled(10))
 
 
 def test_a_bad_setting_is_one_line_and_exit_1(tmp_path: Path) -> None:
@@ -83,7 +83,7 @@ def test_a_bad_setting_is_one_line_and_exit_1(tmp_path: Path) -> None:
         env={**os.environ, "MCPKIT_PORT": "eighty"},
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=scaled(60),
     )
     assert done.returncode == 1
     lines = done.stderr.strip().splitlines()

@@ -10,7 +10,7 @@ from typing import Any
 import orjson
 import pytest
 
-from support import ROOT, record, rpc
+from support import ROOT, record, rpc, scaled
 
 
 class Proc:
@@ -30,7 +30,7 @@ class Proc:
 
     async def read(self) -> dict[str, Any]:
         assert self.proc.stdout is not None
-        line = await asyncio.wait_for(self.proc.stdout.readline(), 10)
+        line = await asyncio.wait_for(self.proc.stdout.readline(), scaled(10))
         assert line, "server closed stdout"
         msg = orjson.loads(line)  # TR-STDIO-01/04: every line is one JSON message
         record(self.methods.get(msg.get("id"), "notification"), msg)
@@ -73,7 +73,7 @@ async def test_concurrent_requests_and_cancellation(proc: Proc) -> None:
     assert (await proc.read())["id"] == 2  # answered while "s" is still in flight
     proc.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "s"}})
     assert proc.proc.stderr is not None
-    line = await asyncio.wait_for(proc.proc.stderr.readline(), 10)
+    line = await asyncio.wait_for(proc.proc.stderr.readline(), scaled(10))
     assert b"slow: cancelled" in line
     proc.send(rpc("tools/call", {"name": "echo", "arguments": {"text": "after"}}, id=3))
     msg = await proc.read()
@@ -113,7 +113,7 @@ async def test_exits_on_eof(proc: Proc) -> None:
     proc.send(rpc("tools/call", {"name": "echo", "arguments": {"text": "last"}}, id=1))
     proc.proc.stdin.close()
     assert (await proc.read())["result"]["content"][0]["text"] == "last"
-    assert await asyncio.wait_for(proc.proc.wait(), 10) == 0  # TR-STDIO-12
+    assert await asyncio.wait_for(proc.proc.wait(), scaled(10)) == 0  # TR-STDIO-12
 
 
 def test_regular_files_as_stdin_and_stdout(tmp_path: Any) -> None:
@@ -130,7 +130,7 @@ def test_regular_files_as_stdin_and_stdout(tmp_path: Any) -> None:
             [sys.executable, str(ROOT / "tests/servers/basic_server.py")],
             stdin=stdin,
             stdout=stdout,
-            timeout=30,
+            timeout=scaled(30),
         ).returncode
     assert rc == 0
     (line,) = answers.read_bytes().splitlines()

@@ -71,7 +71,9 @@ class Node:
     async def until(self, check: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
         """The first task change seen here (local or from the other instance) that passes."""
         async with self.heard:
-            await asyncio.wait_for(self.heard.wait_for(lambda: any(map(check, self.seen))), 10)
+            await asyncio.wait_for(
+                self.heard.wait_for(lambda: any(map(check, self.seen))), scaled(10)
+            )
         return next(d for d in self.seen if check(d))
 
     async def rpc(self, method: str, caps: Any = TASKS, **params: Any) -> dict[str, Any]:
@@ -204,6 +206,7 @@ async def test_another_callers_task_is_unknown_on_every_instance(
         current_access.reset(token)
 
 
+@pytest.mark.timing
 async def test_a_lapsed_lease_fails_the_task_with_its_reason(
     redis: RedisProcess, gate: asyncio.Event
 ) -> None:
@@ -225,6 +228,7 @@ async def test_a_lapsed_lease_fails_the_task_with_its_reason(
         await a.server.shutdown()
 
 
+@pytest.mark.timing
 async def test_an_idle_instance_ends_expired_tasks_on_time(
     redis: RedisProcess, gate: asyncio.Event
 ) -> None:
@@ -252,6 +256,7 @@ async def test_an_idle_instance_ends_expired_tasks_on_time(
         await a.server.shutdown()
 
 
+@pytest.mark.timing
 async def test_a_drained_instance_fails_what_it_could_not_finish(
     nodes: tuple[Node, Node],
 ) -> None:

@@ -26,7 +26,7 @@ from mcpkit.protocol.tracecontext import (
     valid_tracestate,
 )
 from mcpkit.telemetry import Telemetry, TelemetryError, resolve
-from support import AsgiClient, headers_for, rpc
+from support import AsgiClient, headers_for, rpc, scaled
 from telemetry_support import SPEC_PARENT_ID, SPEC_TRACE_ID, SPEC_TRACEPARENT, Recorded
 
 SEEN: dict[str, Any] = {}
@@ -297,7 +297,7 @@ print("ok")
 """
     env = {"PATH": "/usr/bin:/bin"}
     done = subprocess.run(
-        [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=60
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=scaled(60)
     )
     assert done.stdout.strip() == "ok", done.stderr
 

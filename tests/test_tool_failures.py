@@ -86,6 +86,7 @@ async def test_the_development_switch_shows_the_exception(
     assert SECRET in text_of(await ask(server, "tools/call", args))
 
 
+@pytest.mark.timing
 async def test_a_timeout_cancels_the_handler() -> None:
     server = Server("slow")
     started, cancelled = asyncio.Event(), asyncio.Event()
@@ -122,6 +123,7 @@ async def test_a_handlers_own_timeout_error_is_an_ordinary_failure() -> None:
     assert "internal error (reference" in text_of(result)
 
 
+@pytest.mark.timing
 async def test_a_sync_tool_past_its_timeout_is_answered_and_its_result_dropped() -> None:
     server = Server("t")
     release = threading.Event()

@@ -53,7 +53,7 @@ from mcpkit.host.web.events import EventHub, Questions
 from mcpkit.host.web.routes import elicit_answer
 from mcpkit.host.web.security import Guard
 from mcpkit.host.web.webui import WebUI
-from support import ROOT, default_sigint
+from support import ROOT, default_sigint, scaled
 
 
 # -- MCP Apps rules (pure) ---------------------------------------------------------------------
@@ -285,6 +285,7 @@ async def test_terminal_host_never_offers_app_only_tools(tmp_path: Path) -> None
     assert is_error and "no tool named" in text
 
 
+@pytest.mark.timing
 async def test_mcpkit_ui_prints_a_tokened_address_and_stops_on_ctrl_c(tmp_path: Path) -> None:
     config = tmp_path / "host.json"  # its pin, log and audit files land in tmp_path
     shutil.copy(EXAMPLE, config)
@@ -300,7 +301,7 @@ async def test_mcpkit_ui_prints_a_tokened_address_and_stops_on_ctrl_c(tmp_path: 
             preexec_fn=default_sigint,
         )
         assert proc.stdout is not None
-        line = (await asyncio.wait_for(proc.stdout.readline(), 30)).decode()
+        line = (await asyncio.wait_for(proc.stdout.readline(), scaled(30))).decode()
         url = line.split("open ", 1)[1].strip()
         assert url.startswith("http://127.0.0.1:") and "?token=" in url
         async with aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True)) as http:
@@ -309,7 +310,7 @@ async def test_mcpkit_ui_prints_a_tokened_address_and_stops_on_ctrl_c(tmp_path: 
             async with http.get(url) as r:
                 assert r.status == 200
         proc.send_signal(signal.SIGINT)
-        out = (await asyncio.wait_for(proc.communicate(), 30))[0].decode()
+        out = (await asyncio.wait_for(proc.communicate(), scaled(30)))[0].decode()
     assert proc.returncode in (0, 130), out  # 130: uvicorn re-raises the Ctrl-C once stopped
     assert "Traceback" not in out and "Error" not in out
 

@@ -39,8 +39,9 @@ from host_support import (
 )
 from mcpkit.host import parse_config
 from mcpkit.host.pins import ToolPins
+from support import scaled
 
-WAIT = 15_000  # ms: the longest any step may take before the test fails
+WAIT = scaled(15) * 1000  # ms: the longest any step may take before the test fails
 
 
 @pytest.fixture

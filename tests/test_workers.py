@@ -25,13 +25,17 @@ from support import (
     legacy_initialize,
     meta,
     rpc,
+    scaled,
     wait_port,
 )
 
 SERVER = str(ROOT / "tests/servers/worker_server.py")
 MCPKIT = [sys.executable, "-m", "mcpkit"]
 
-pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="SO_REUSEPORT")
+pytestmark = [
+    pytest.mark.timing,
+    pytest.mark.skipif(not sys.platform.startswith("linux"), reason="SO_REUSEPORT"),
+]
 
 
 async def start(
@@ -61,7 +65,7 @@ async def workers() -> AsyncIterator[tuple[asyncio.subprocess.Process, int]]:
     yield proc, port
     if proc.returncode is None:
         proc.send_signal(signal.SIGTERM)
-        await asyncio.wait_for(proc.wait(), 30)
+        await asyncio.wait_for(proc.wait(), scaled(30))
 
 
 async def call(port: int, name: str, **params: Any) -> dict[str, Any]:
@@ -84,7 +88,7 @@ async def pids(port: int, count: int = 64) -> set[int]:
 async def both_serve(port: int) -> None:
     """Until both workers answer (each binds the port when it is ready; no event crosses the
     process boundary, so this polls, with a deadline)."""
-    async with asyncio.timeout(30):
+    async with asyncio.timeout(scaled(30)):
         while len(await pids(port)) < 2:
             pass
 
@@ -114,7 +118,7 @@ async def test_workers_share_the_port_and_the_state_keys(
     assert "a session cannot move between worker processes" in error["message"]
     # SIGTERM: every worker drains and exits, then the supervisor.
     proc.send_signal(signal.SIGTERM)
-    assert await asyncio.wait_for(proc.wait(), 30) == 0
+    assert await asyncio.wait_for(proc.wait(), scaled(30)) == 0
     assert all(ended(pid) for pid in answered)
 
 
@@ -124,9 +128,9 @@ async def test_a_dead_worker_is_replaced(workers: tuple[asyncio.subprocess.Proce
     victim = min(before)
     os.kill(victim, signal.SIGKILL)
     assert proc.stderr is not None
-    line = await asyncio.wait_for(proc.stderr.readline(), 30)
+    line = await asyncio.wait_for(proc.stderr.readline(), scaled(30))
     while line and b"restarting" not in line:
-        line = await asyncio.wait_for(proc.stderr.readline(), 30)
+        line = await asyncio.wait_for(proc.stderr.readline(), scaled(30))
     assert b"exited (status -9); restarting it" in line
     await both_serve(port)  # the new worker binds the port when it is ready
     after = await pids(port)
@@ -136,7 +140,7 @@ async def test_a_dead_worker_is_replaced(workers: tuple[asyncio.subprocess.Proce
 async def test_what_workers_cannot_share_is_refused_at_start() -> None:
     proc, _ = await start("--workers", "2", env={"WORKER_TASKS": "1"})
     assert proc.stderr is not None
-    err = (await asyncio.wait_for(proc.stderr.read(), 30)).decode()
+    err = (await asyncio.wait_for(proc.stderr.read(), scaled(30))).decode()
     assert await proc.wait() == 1
     assert err.strip() == (
         "error: --workers 2: this server keeps tasks in process memory, which workers "
@@ -144,7 +148,7 @@ async def test_what_workers_cannot_share_is_refused_at_start() -> None:
     )
     proc, _ = await start("--workers", "2", "-T", "stdio")
     assert proc.stderr is not None
-    err = (await asyncio.wait_for(proc.stderr.read(), 30)).decode()
+    err = (await asyncio.wait_for(proc.stderr.read(), scaled(30))).decode()
     assert await proc.wait() == 1 and "--workers needs the HTTP transport" in err
 
 
@@ -155,9 +159,9 @@ async def test_workers_do_not_outlive_their_supervisor(
     answered = await pids(port)
     proc.kill()  # however it dies, its workers are told (SIGTERM: they drain and exit)
     assert proc.stderr is not None
-    await asyncio.wait_for(proc.stderr.read(), 30)  # EOF: every holder of the pipe is gone
+    await asyncio.wait_for(proc.stderr.read(), scaled(30))  # EOF: every holder of the pipe is gone
     # A process closes its files a moment before it exits: wait for each exit itself.
-    await asyncio.wait_for(asyncio.gather(*(exited(pid) for pid in answered)), 10)
+    await asyncio.wait_for(asyncio.gather(*(exited(pid) for pid in answered)), scaled(10))
     assert all(ended(pid) for pid in answered)
 
 
