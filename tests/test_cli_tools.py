@@ -12,6 +12,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from support import ROOT, scaled
 
 WEATHER = {
@@ -62,6 +64,7 @@ def test_json_stays_valid_with_a_dead_server_which_is_reported_with_its_reason(
     assert "still starting" not in done.stderr
 
 
+@pytest.mark.timing
 def test_the_startup_timeout_bounds_the_wait(tmp_path: Path) -> None:
     done, took = tools(tmp_path, {"hung": HUNG}, 2)
     # It waited for the server as long as it was told, and not for the server's own 30 s.

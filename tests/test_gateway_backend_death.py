@@ -24,6 +24,8 @@ from mcpkit.protocol.errors import MCPError
 from processes import http_server
 from support import ROOT, scaled
 
+pytestmark = pytest.mark.timing
+
 BACKEND = ROOT / "tests/servers/mortal_backend.py"
 OUTCOME = "during the call; the call's outcome is unknown"
 EXITED = f"backend 'mortal' exited (code -9) {OUTCOME}"

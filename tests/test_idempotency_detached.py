@@ -33,6 +33,8 @@ from processes import REDIS, http_process, http_server, redis_process, stop
 from support import ROOT, free_port, rpc, scaled, wait_port
 from tcp_proxy import TcpProxy
 
+pytestmark = pytest.mark.timing
+
 SERVER = ROOT / "tests/servers/idempotent_server.py"
 ALICE = {"Authorization": "Bearer alice"}
 OUTCOME_UNKNOWN = -31100

@@ -407,6 +407,7 @@ async def test_expired_tasks_are_dropped_and_stopped(
     assert runner.cancelled() and len(server.tasks) == 0
 
 
+@pytest.mark.timing
 async def test_an_idle_server_ends_expired_tasks_on_time(gate: Gate) -> None:
     """Nobody asks about the task: the store's timer stops its work at the TTL and drops it.
     A listen stream would see it end `failed` (TASK-17); then it is unknown (TASK-18)."""
