@@ -6,13 +6,20 @@ inspector and MCP Apps, the gateway) goes through one chain of small policies.
   `audit`, `telemetry`, `present`, `failures`, `retry`, `attempt`, `deadline`; `send` ends it.
 - `events`: typed events on a bus the terminal, the web UI and the log subscribe to.
 - `assemble`: the chain each front end runs (`for_agent`, `for_inspector`).
+
+Front ends (the web UI, the gateway) import from here only: the policies' own modules and the
+host modules behind them (`host.consent`, `host.pins`, `host.audit`, `host.hooks`) are the
+pipeline's (`.importlinter` says so). The data types they need are re-exported here.
 """
 
 from __future__ import annotations
 
+from ..audit import AuditLog, AuditRecord, read_audit
+from ..consent import ConsentPolicy, Decision, PendingCall, Ruling
 from .assemble import Pipeline, for_agent, for_inspector, sending
 from .events import (
     AuditRecorded,
+    CallAllowed,
     CallDecided,
     CallFinished,
     CallProgress,
@@ -24,21 +31,29 @@ from .events import (
 from .record import Call, Next, Outcome, Policy, chain
 
 __all__ = [
+    "AuditLog",
+    "AuditRecord",
     "AuditRecorded",
     "Call",
+    "CallAllowed",
     "CallDecided",
     "CallFinished",
     "CallProgress",
     "CallRefused",
+    "ConsentPolicy",
+    "Decision",
     "Event",
     "EventBus",
     "Next",
     "Outcome",
+    "PendingCall",
     "Pipeline",
     "Policy",
+    "Ruling",
     "chain",
     "for_agent",
     "for_inspector",
+    "read_audit",
     "sending",
     "to_ui",
 ]

@@ -7,7 +7,7 @@ from collections.abc import Awaitable, Callable
 
 from ..consent import ConsentPolicy, Decision, PendingCall, Ruling
 from ..ui import Answer
-from .events import CallDecided, CallFinished, EventBus
+from .events import CallAllowed, CallDecided, CallFinished, EventBus
 from .present import error_result
 from .record import Call, Next, Outcome, denied
 
@@ -36,12 +36,14 @@ class Consent:
         """The ruling on one call (also for the host's own reads: `read_resource`)."""
         ruling = self.policy.judge(pending)
         self.bus.publish(CallDecided(pending, ruling.decision))
-        if ruling.decision is not Decision.ASK:
-            return ruling
-        answer = await self.ask(pending)
-        if answer == "session":
-            self.policy.grant(pending)
-        return Ruling(Decision.ALLOW if answer else Decision.DENY, "user")
+        if ruling.decision is Decision.ASK:
+            answer = await self.ask(pending)
+            if answer == "session":
+                self.policy.grant(pending)
+            ruling = Ruling(Decision.ALLOW if answer else Decision.DENY, "user")
+        if ruling.decision is Decision.ALLOW:
+            self.bus.publish(CallAllowed(pending, ruling.by))
+        return ruling
 
     async def __call__(self, call: Call, next: Next) -> Outcome:
         pending = call.pending()

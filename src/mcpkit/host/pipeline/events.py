@@ -27,6 +27,14 @@ class CallDecided:
 
 
 @dataclass(frozen=True, slots=True)
+class CallAllowed:
+    """The call goes ahead: the rules allowed it, or the user did (`by`)."""
+
+    call: PendingCall
+    by: str
+
+
+@dataclass(frozen=True, slots=True)
 class CallRefused:
     """The host refused the call before consent could matter (host-owned fields, the hook)."""
 
@@ -58,7 +66,7 @@ class AuditRecorded:
     written: bool
 
 
-Event = CallDecided | CallRefused | CallProgress | CallFinished | AuditRecorded
+Event = CallDecided | CallAllowed | CallRefused | CallProgress | CallFinished | AuditRecorded
 Listener = Callable[[Event], None]
 
 
