@@ -2,8 +2,8 @@
 
     agent      Telemetry, Resolve, Audit, Present, HostOwned, Pins, Consent, [Hook],
                Budget, Failures, Retry, Attempt, Deadline → Send
-    inspector  Audit, Present, Pins, Failures, Attempt, Deadline → Send
-               (the user typed the call: no consent, host-owned values as typed, no retry)
+    inspector  Audit, HostOwned, Pins, Failures, Attempt, Deadline → Send
+               (the user typed the call: no consent question, no retry, no output budget)
 
 Outermost first. A front end adds only what is its own around `Pipeline(...)`.
 """
@@ -91,6 +91,8 @@ def for_agent(
 
 
 def for_inspector(*, bus: EventBus, audit: AuditLog | None) -> Pipeline:
-    """Calls typed by hand in the web UI's inspector: recorded as the user's own (`by` user),
-    a withheld tool refused, each attempt under the server's deadline, never repeated."""
-    return Pipeline([Audit(audit, bus), Present(bus), Pins(), *sending(retry=False)], bus)
+    """Calls typed by hand in the web UI's inspector: recorded as the user's own (the caller
+    sets the ruling), host-owned values as the agent's calls get them (never typed), a
+    withheld tool refused, each attempt under the server's deadline, never repeated."""
+    policies: list[Policy] = [Audit(audit, bus), HostOwned(bus), Pins(), *sending(retry=False)]
+    return Pipeline(policies, bus)

@@ -19,10 +19,9 @@ from ...protocol.errors import MCPError
 from ..agent import Agent
 from ..apps import AppResource, AppResourceError, app_resource, for_apps, resource_uri
 from ..connections import Fleet, Target
-from ..consent import PendingCall
 from ..conversation import ToolResult
 from ..link import ServerLink
-from ..pipeline import CallAllowed, Event
+from ..pipeline import CallAllowed, Event, PendingCall
 from ..schemas import adapt
 from ..supervision import describe
 from .events import EventHub

@@ -11,8 +11,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ...client.inputs import Elicitation
-from ..consent import Decision, PendingCall
 from ..conversation import ToolResult
+from ..pipeline import Decision, PendingCall
 from ..supervision import StateChange
 from ..ui import Answer
 from .events import EventHub, Questions
