@@ -204,7 +204,7 @@ async def test_consent_denies_asks_and_remembers_a_session_answer() -> None:
     events = heard(bus)
     asked: list[str] = []
 
-    async def ask(pending: PendingCall) -> Any:
+    async def ask(pending: PendingCall, call: Call | None) -> Any:
         asked.append(pending.alias)
         return "session"
 

@@ -82,7 +82,7 @@ class Agent:
         #: What happens to calls (decisions, refusals, progress, results, audit records).
         self.events = EventBus()
         self.events.subscribe(to_ui(ui))
-        self.consent = Consent(self.policy, ui.confirm, self.events)
+        self.consent = Consent(self.policy, lambda pending, call: ui.confirm(pending), self.events)
         self.pipeline = for_agent(
             lookup=self._lookup,
             consent=self.consent,

@@ -4,6 +4,9 @@
                Budget, Failures, Retry, Attempt, Deadline → Send
     inspector  Audit, HostOwned, Pins, Failures, Attempt, Deadline → Send
                (the user typed the call: no consent question, no retry, no output budget)
+    gateway    Audit, HostOwned, Pins, Consent → the front's forwarding
+               (no retry: the gateway's own client retries; the forwarding keeps each
+               backend's deadline; no output budget: the calling client has its own)
 
 Outermost first. A front end adds only what is its own around `Pipeline(...)`.
 """
@@ -24,7 +27,7 @@ from .deadline import Deadline
 from .events import EventBus
 from .failures import Failures
 from .hook import Hook
-from .host_owned import HostOwned
+from .host_owned import HostOwned, Values
 from .pins import Pins
 from .present import Present
 from .record import Call, Next, Outcome, Policy, chain
@@ -96,3 +99,24 @@ def for_inspector(*, bus: EventBus, audit: AuditLog | None) -> Pipeline:
     withheld tool refused, each attempt under the server's deadline, never repeated."""
     policies: list[Policy] = [Audit(audit, bus), HostOwned(bus), Pins(), *sending(retry=False)]
     return Pipeline(policies, bus)
+
+
+def for_gateway(
+    *,
+    bus: EventBus,
+    audit: AuditLog | None,
+    consent: Consent,
+    values: Values,
+    forward: Next,
+    rounds: tuple[type[BaseException], ...] = (),
+) -> Pipeline:
+    """The gateway's calls from any MCP client: `values` fills host-owned arguments (from
+    config or the caller's token), `forward` sends the call on to its backend, `rounds` are
+    the exceptions that end a round of input rather than the call."""
+    policies: list[Policy] = [
+        Audit(audit, bus, rounds),
+        HostOwned(bus, "gateway", values),
+        Pins(),
+        consent,
+    ]
+    return Pipeline(policies, bus, forward)

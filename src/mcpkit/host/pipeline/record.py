@@ -49,6 +49,9 @@ class Call:
     key: str | None = None
     deadline: Deadline | None = None
     clock: Clock | None = None
+    #: The front end's own handle on the call (the gateway's request context), for its parts
+    #: of the chain (how it asks the user, what it sends); the policies never read it.
+    context: Any = None
     attempt: int = 0
     give_up: float = 0.0
     unsure: bool = False
@@ -100,6 +103,11 @@ def denied(error: str) -> Outcome:
 
 def failed(error: str) -> Outcome:
     return Outcome("error", error=error)
+
+
+class Refused(Exception):
+    """A front end's part of a policy cannot make this call (a value it cannot fill in, a user
+    it cannot ask); the message is the caller's line."""
 
 
 Next = Callable[[Call], Awaitable[Outcome]]
