@@ -35,6 +35,7 @@ from ..host.pipeline import (
     ConsentPolicy,
     EventBus,
     Outcome,
+    Pipeline,
     ToolPins,
     for_gateway,
     refusals,
@@ -96,14 +97,7 @@ class Gateway(Front):
         self.consent = Consent(
             self.policy, ask_caller, self.events, texts=REFUSALS, holder=grant_holder
         )
-        self.pipeline = for_gateway(
-            bus=self.events,
-            audit=self.audit,
-            consent=self.consent,
-            values=caller_values,
-            forward=self._forward,
-            rounds=(InputRequired,),
-        )
+        self.pipeline = self._pipeline()
         self.pins = pins if pins is not None else (ToolPins(host.pins) if host.pins else None)
         self.handle_scope = HandleScope(self.settings.handle_ttl)
         self._schemes: dict[str, str] = {}
@@ -188,6 +182,18 @@ class Gateway(Front):
                 await asyncio.gather(*(link.refresh_pins() for link in self.links.values()))
 
     # -- one call -------------------------------------------------------------------------
+    def _pipeline(self) -> Pipeline:
+        """The gateway's chain (`for_gateway`), ending in `_forward`; a round of input
+        (`InputRequired`) ends a round, not the call."""
+        return for_gateway(
+            bus=self.events,
+            audit=self.audit,
+            consent=self.consent,
+            values=caller_values,
+            forward=self._forward,
+            rounds=(InputRequired,),
+        )
+
     async def _call_tool(
         self, tool: RemoteTool, arguments: dict[str, Any], ctx: Context | None
     ) -> dict[str, Any]:
