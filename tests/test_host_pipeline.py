@@ -33,6 +33,7 @@ from mcpkit.host.pipeline import (
     EventBus,
     Next,
     Outcome,
+    Refused,
     chain,
 )
 from mcpkit.host.pipeline.attempt import Attempt, NotBack
@@ -369,3 +370,59 @@ async def test_present_announces_results_once_and_not_denials() -> None:
     [finished] = events
     assert isinstance(finished, CallFinished) and not finished.result.is_error
     assert seen == ["shop"]
+
+
+async def test_consent_keeps_session_grants_per_holder_and_denies_when_nobody_can_be_asked() -> (
+    None
+):
+    bus = EventBus()
+    answers: list[Any] = ["session", True]
+
+    async def ask(pending: PendingCall, call: Call | None) -> Any:
+        if call is not None and call.principal == "mute":
+            raise Refused("no form elicitation")
+        return answers.pop(0)
+
+    policy = ConsentPolicy()
+    consent = Consent(policy, ask, bus, holder=lambda call: call.principal)
+    ann, ann_again, bob = call_to(), call_to(), call_to()
+    ann.principal = ann_again.principal = "ann"
+    bob.principal = "bob"
+    last = Next_()
+    await consent(ann, last)
+    await consent(ann_again, last)
+    await consent(bob, last)
+    assert ann_again.ruling == Ruling(Decision.ALLOW, "session")
+    assert bob.ruling == Ruling(Decision.ALLOW, "user") and not answers  # bob was asked
+    assert not policy.granted  # never granted to everyone
+    mute = call_to()
+    mute.principal = "mute"
+    assert (await consent(mute, last)).kind == "denied"
+    assert mute.ruling == Ruling(Decision.DENY, "non-interactive")
+
+
+async def test_host_owned_values_may_refuse_a_call() -> None:
+    def values(call: Call) -> dict[str, Any]:
+        raise Refused("The gateway cannot make this call for you: no claim 'tenant'.")
+
+    last = Next_()
+    refused = await HostOwned(EventBus(), "gateway", values)(call_to(), last)
+    assert refused.kind == "denied" and "no claim 'tenant'" in (refused.error or "")
+    assert not last.calls
+
+
+async def test_audit_leaves_a_round_of_input_to_the_round_that_ends_the_call(
+    tmp_path: Path,
+) -> None:
+    class Round(Exception):
+        pass
+
+    path = tmp_path / "audit.jsonl"
+    audit = Audit(AuditLog(path), EventBus(), rounds=(Round,))
+    with pytest.raises(Round):
+        await audit(call_to(), Next_(Round()))
+    assert not path.exists()
+    with pytest.raises(MCPError):
+        await audit(call_to(), Next_(MCPError("backend said no")))
+    [line] = list(read_audit(path))
+    assert (line["outcome"], line["error"]) == ("error", "backend said no")
