@@ -32,14 +32,6 @@ LONG_FUNCTIONS: dict[str, tuple[int, str]] = {
         77,
         "issue 27 item 1 moves the gateway's calls onto the host's call pipeline",
     ),
-    "src/mcpkit/host/agent.py:Agent.perform": (
-        81,
-        "issue 27 item 1: the call pipeline replaces perform's inline policies",
-    ),
-    "src/mcpkit/host/calls.py:invoke": (
-        75,
-        "issue 27 item 1: retry, deadline and link become pipeline policies",
-    ),
     "src/mcpkit/server/transports/http.py:StreamableHTTPApp._http": (
         137,
         "issue 27 item 3: the I/O-free session core takes both eras out of the HTTP entry",

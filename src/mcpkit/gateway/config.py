@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..host.config import ConfigError, HostConfig, expand
-from ..host.consent import ConsentRules
+from ..host.pipeline import ConsentRules
 from ..server.auth.access import AccessToken, InvalidToken
 
 _KEYS = {"name", "consent", "auth", "handleTtl"}

@@ -21,7 +21,7 @@ from ..client import ClientError, RequestTimeout
 from ..host.backoff import Backoff
 from ..host.config import ServerConfig
 from ..host.link import ServerLink
-from ..host.pins import ToolPins
+from ..host.pipeline import ToolPins
 from ..host.supervision import StateChange
 from ..protocol.errors import InternalError, MCPError, ResourceNotFound
 from ..server import methods

@@ -22,51 +22,41 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-import orjson
-
 from .._version import __version__
+from ..client import CallResult
 from ..client.http_headers import CALL_HEADERS
-from ..host.audit import AuditLog, CallAudit, start_audit
 from ..host.config import ConfigError, HostConfig
-from ..host.consent import ConsentPolicy, Decision, PendingCall, Ruling
+from ..host.connections import Target
 from ..host.naming import ToolNames
-from ..host.pins import ToolPins
+from ..host.pipeline import (
+    AuditLog,
+    Call,
+    Consent,
+    ConsentPolicy,
+    EventBus,
+    Outcome,
+    Pipeline,
+    ToolPins,
+    for_gateway,
+    refusals,
+)
 from ..host.schemas import without
 from ..host.settings import HostSettings
-from ..protocol.errors import MCPError, MissingRequiredClientCapability
-from ..server.auth.access import AccessToken
 from ..server.context import Context
 from ..server.inputs import InputRequired
 from ..server.prefixes import prefix_uri, split_uri, uri_prefix
 from ..server.results import error_result
 from ..server.server import Server
+from .calls import FrontCall, ask_caller, caller_values, front_call, grant_holder, target_tool
 from .config import BackendRules, GatewaySettings
 from .front import Front
 from .link import UpstreamLink
 from .remote import RemoteTool
-from .scoping import HandleScope, TemplateError, render, render_all
+from .scoping import HandleScope
 
 #: How often the pin file is checked for approvals made elsewhere (`mcpkit pins approve`).
 PIN_CHECK_S = 1.0
-_CONSENT_FORM = {
-    "type": "object",
-    "properties": {
-        "remember": {
-            "type": "boolean",
-            "title": "Allow this tool for the rest of the session",
-            "default": False,
-        }
-    },
-}
-#: The same question where no grant can be remembered (an anonymous 2026-07-28 caller).
-_ONCE_FORM: dict[str, Any] = {"type": "object", "properties": {}}
-#: At most this many principals and sessions keep grants (the oldest forgotten first).
-MAX_GRANT_HOLDERS = 4096
-_REFUSED = {
-    "user": "The user did not allow this tool call.",
-    "non-interactive": "The gateway denied this call: it needs the user's approval, and this "
-    "client cannot ask the user (no form elicitation).",
-}
+REFUSALS = refusals("gateway", "this client cannot ask the user (no form elicitation)")
 
 
 class Gateway(Front):
@@ -100,9 +90,14 @@ class Gateway(Front):
             deny=list(rules.deny),
             servers={name: server.consent for name, server in config.servers.items()},
         )
-        #: Tools allowed for the rest of the session ("remember"), by `_grant_holder`.
-        self.granted: dict[str, set[str]] = {}
         self.audit = audit if audit is not None else _audit(host)
+        #: What happens to calls (audit records, decisions), for whoever listens.
+        self.events = EventBus()
+        #: "Yes for this session" is kept per principal or session (`calls.grant_holder`).
+        self.consent = Consent(
+            self.policy, ask_caller, self.events, texts=REFUSALS, holder=grant_holder
+        )
+        self.pipeline = self._pipeline()
         self.pins = pins if pins is not None else (ToolPins(host.pins) if host.pins else None)
         self.handle_scope = HandleScope(self.settings.handle_ttl)
         self._schemes: dict[str, str] = {}
@@ -187,119 +182,54 @@ class Gateway(Front):
                 await asyncio.gather(*(link.refresh_pins() for link in self.links.values()))
 
     # -- one call -------------------------------------------------------------------------
+    def _pipeline(self) -> Pipeline:
+        """The gateway's chain (`for_gateway`), ending in `_forward`; a round of input
+        (`InputRequired`) ends a round, not the call."""
+        return for_gateway(
+            bus=self.events,
+            audit=self.audit,
+            consent=self.consent,
+            values=caller_values,
+            forward=self._forward,
+            rounds=(InputRequired,),
+        )
+
     async def _call_tool(
         self, tool: RemoteTool, arguments: dict[str, Any], ctx: Context | None
     ) -> dict[str, Any]:
+        """Through the pipeline (`for_gateway`), then `_forward` to the backend."""
         assert ctx is not None
-        link = tool.link
-        trusted = link.config.trusted
-        pending = PendingCall(
+        client_tool, schema = target_tool(tool)
+        call = Call(
             tool.name,
-            link.name,
-            tool.remote,
-            arguments,
-            (tool.definition.get("annotations") or {}) if trusted else {},
-            trusted,
-            str(ctx.request_id),
-        )
-        audit = start_audit(
-            self.audit,
-            "gateway",
-            link.name,
-            tool.remote,
             str(ctx.request_id),
             arguments,
+            caller="gateway",
             principal=ctx.principal,
+            target=Target(tool.link, client_tool, schema),
+            context=FrontCall(tool, ctx, self.rules(tool.link)),
         )
-        owned = sorted(set(link.config.host_owned) & set(arguments))
-        if owned:
-            # Identity and the like come from the configuration and the caller's token.
-            audit.decided("deny", "host-owned")
-            audit.finished("denied")
-            return error_result(
-                f"The gateway refused this call: {', '.join(owned)} can only be set by the gateway."
-            )
-        ruling = await self._consent(pending, ctx)
-        audit.decided(ruling.decision.value, ruling.by)
-        if ruling.decision is Decision.DENY:
-            audit.finished("denied")
-            return error_result(
-                _REFUSED.get(ruling.by, "The gateway's consent rules do not allow this tool call.")
-            )
-        try:
-            sent = self._arguments(tool, arguments, ctx.auth)
-            headers = render_all(self.rules(link).user_headers, ctx.auth)
-        except TemplateError as exc:
-            audit.finished("denied", str(exc))
-            return error_result(f"The gateway cannot make this call for you: {exc}.")
-        return await self._audited(audit, tool, sent, ctx, headers)
+        outcome = await self.pipeline(call)
+        if outcome.raw is None:
+            return error_result(outcome.error or "The call failed.")
+        return outcome.raw.raw
 
-    async def _audited(
-        self,
-        audit: CallAudit,
-        tool: RemoteTool,
-        sent: dict[str, Any],
-        ctx: Context,
-        headers: dict[str, str],
-    ) -> dict[str, Any]:
+    async def _forward(self, call: Call) -> Outcome:
+        """The end of the gateway's chain: the caller's handles swapped back, their headers
+        added, the call forwarded to its backend (`Front`: deadline, rounds of input, tasks)."""
+        front = front_call(call)
+        sent = call.outgoing()
+        if front.rules.handles:
+            sent = self.handle_scope.unwrap(sent, front.ctx.principal)
+        headers = front.headers
         token = CALL_HEADERS.set({**CALL_HEADERS.get(), **headers}) if headers else None
         try:
-            result = await super()._call_tool(tool, sent, ctx)
-        except InputRequired:
-            raise  # a round of input, not the end of the call: recorded when it ends
-        except MCPError as exc:
-            audit.finished("error", exc.message)
-            raise
-        except BaseException as exc:
-            audit.finished("error", type(exc).__name__)
-            raise
+            result = await super()._call_tool(front.tool, sent, front.ctx)
         finally:
             if token is not None:
                 CALL_HEADERS.reset(token)
-        failed = result.get("isError") is True
-        audit.finished("tool-error" if failed else "ok", _first_line(result) if failed else None)
-        return result
-
-    async def _consent(self, pending: PendingCall, ctx: Context) -> Ruling:
-        """The rules decide; "ask" asks the calling client's user through a form."""
-        ruling = self.policy.judge(pending)
-        if ruling.decision is not Decision.ASK:
-            return ruling
-        holder = _grant_holder(ctx)
-        granted = self.granted.get(holder, set()) if holder is not None else set()
-        if pending.alias in granted:
-            return Ruling(Decision.ALLOW, "session")
-        shown = orjson.dumps(pending.arguments).decode()
-        question = ctx.elicit(
-            f"Allow {pending.server} > {pending.tool} with {shown[:500]}?",
-            _CONSENT_FORM if holder is not None else _ONCE_FORM,
-            key="gateway-consent",
-        )
-        try:
-            answer = await question
-        except MissingRequiredClientCapability:
-            return Ruling(Decision.DENY, "non-interactive")
-        if not answer.accepted:
-            return Ruling(Decision.DENY, "user")
-        if holder is not None and (answer.content or {}).get("remember") is True:
-            self.granted.setdefault(holder, set()).add(pending.alias)
-            while len(self.granted) > MAX_GRANT_HOLDERS:
-                del self.granted[next(iter(self.granted))]  # the oldest holder's grants
-        return Ruling(Decision.ALLOW, "user")
-
-    def _arguments(
-        self, tool: RemoteTool, arguments: dict[str, Any], access: AccessToken | None
-    ) -> dict[str, Any]:
-        """What the backend gets: the caller's own handles swapped back, host-owned values
-        (from config, or made from the caller's token) for the arguments the tool has."""
-        link = tool.link
-        sent = dict(arguments)
-        if self.rules(link).handles:
-            sent = self.handle_scope.unwrap(sent, access.principal if access else None)
-        for name, value in link.config.host_owned.items():
-            if value is not None and name in tool.accepts:
-                sent[name] = render(value, access) if isinstance(value, str) else value
-        return sent
+        raw = CallResult.from_wire(result)
+        return Outcome("tool-error" if raw.is_error else "ok", raw)
 
     def shape_result(
         self, link: UpstreamLink, result: dict[str, Any], ctx: Context
@@ -331,16 +261,6 @@ class Gateway(Front):
         return block
 
 
-def _grant_holder(ctx: Context) -> str | None:
-    """Whose "for the rest of the session" a grant is: the authenticated principal's, else
-    the 2025-11-25 session's. An anonymous caller on the stateless 2026-07-28 wire is nobody
-    in particular (every such client looks the same), so it is asked each time."""
-    if ctx.principal is not None:
-        return f"principal:{ctx.principal}"
-    session = ctx.session_id
-    return f"session:{session}" if session is not None else None
-
-
 def _audit(host: HostSettings) -> AuditLog | None:
     return AuditLog(host.audit) if host.audit is not None else None
 
@@ -350,9 +270,3 @@ def _stamp(path: Any) -> tuple[int, int] | None:
         st = path.stat()
         return (st.st_mtime_ns, st.st_size)
     return None
-
-
-def _first_line(result: dict[str, Any]) -> str:
-    blocks = result.get("content") or []
-    text = next((str(b.get("text", "")) for b in blocks if isinstance(b, dict)), "")
-    return text.strip().split("\n", 1)[0][:200]

@@ -24,10 +24,9 @@ from ..client.stdio import StdioTransport
 from ..host.auth_config import oauth_for
 from ..host.backoff import Backoff
 from ..host.config import ServerConfig
-from ..host.consent import ConsentPolicy, Decision, PendingCall
 from ..host.conversation import ToolResult
 from ..host.link import ServerLink
-from ..host.pins import ToolPins
+from ..host.pipeline import ConsentPolicy, Decision, PendingCall, ToolPins
 from ..host.supervision import StateChange
 from ..protocol.errors import MCPError, MethodNotFound
 from ..protocol.tasks import TASKS_EXTENSION

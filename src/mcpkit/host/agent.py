@@ -10,12 +10,10 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from .audit import AuditLog, start_audit
-from .calls import invoke
+from .audit import AuditLog
 from .catalog import ToolCatalog, ToolSettings
 from .connections import Fleet, Target
-from .consent import ConsentPolicy, Decision, PendingCall, Ruling
-from .content import result_blocks
+from .consent import ConsentPolicy, Decision, PendingCall
 from .conversation import (
     AssistantMessage,
     Message,
@@ -25,34 +23,23 @@ from .conversation import (
     ToolSpec,
     UserMessage,
 )
-from .hooks import CallExtras, CallInfo, HookRefused, OnCall, run_hook
+from .hooks import OnCall
 from .host_tools import READ_RESOURCE, HostTools
 from .instructions import with_instructions
 from .models.base import ModelAdapter
+from .pipeline import Call, EventBus, for_agent, to_ui
+from .pipeline.budget import Budget
+from .pipeline.consent import Consent
+from .pipeline.present import tool_result
 from .resources import ResourceIndex
-from .results import DEFAULT_RESULT_TOKENS, ResultStore, fit
+from .results import DEFAULT_RESULT_TOKENS, ResultStore
 from .search import ToolDoc
-from .telemetry import OFF, CallRecord, HostTelemetry
+from .telemetry import OFF, HostTelemetry
 from .tokens import SpecTokens, counter_for
 from .ui import HostUI
 
 #: Kept for callers of the old name.
 DEFAULT_MAX_TOKENS = DEFAULT_RESULT_TOKENS
-
-_REFUSED = {
-    "user": "The user did not allow this tool call.",
-    "non-interactive": "The host denied this call: it needs the user's approval, and this "
-    "session is non-interactive.",
-}
-
-
-def _error(call_id: str, text: str) -> ToolResult:
-    return ToolResult(call_id, [{"type": "text", "text": text}], is_error=True)
-
-
-def _first_line(result: ToolResult) -> str:
-    text = next((str(b.get("text", "")) for b in result.content if b.get("type") == "text"), "")
-    return text.strip().split("\n", 1)[0][:200]
 
 
 class Agent:
@@ -92,6 +79,24 @@ class Agent:
         self.host_tools = HostTools(
             self.catalog, self.results, self.resources, self._allowed, self.max_tool_tokens
         )
+        #: What happens to calls (decisions, refusals, progress, results, audit records).
+        self.events = EventBus()
+        self.events.subscribe(to_ui(ui))
+        self.consent = Consent(self.policy, lambda pending, call: ui.confirm(pending), self.events)
+        self.pipeline = for_agent(
+            lookup=self._lookup,
+            consent=self.consent,
+            bus=self.events,
+            spans=self.telemetry,
+            audit=audit,
+            budget=Budget(self.max_tool_tokens, self.results),
+            seen=self.resources.note,
+            on_call=on_call,
+        )
+
+    def _lookup(self, alias: str) -> Target | None:
+        """A tool the model may call now, by the name it was offered under."""
+        return self.fleet.lookup(alias) if self.catalog.callable(alias) else None
 
     async def ask(self, text: str) -> str:
         """One user turn; returns the model's final answer."""
@@ -155,27 +160,16 @@ class Agent:
         return self.catalog.offer() + self.host_tools.specs()
 
     async def _run(self, call: ToolCall) -> ToolResult:
+        if not self.host_tools.handles(call.name):
+            return await self._through(Call(call.name, call.id, call.arguments, agent=self.name))
         with self.telemetry.tool_call(call.name, call.id) as record:
-            result = await self._call(call, record)
-            if record.outcome is None:
-                record.finished("error" if result.is_error else "ok")
-            return result
-
-    async def _call(self, call: ToolCall, record: CallRecord) -> ToolResult:
-        if self.host_tools.handles(call.name):
             own = PendingCall(call.name, "host", call.name, call.arguments, {}, True, call.id)
             if call.name != READ_RESOURCE:  # that one asks like a call to its server
                 self.ui.tool_call(own, Decision.ALLOW)
             result = await self.host_tools.run(call)
             self.ui.tool_result(own, result)
+            record.finished("error" if result.is_error else "ok")
             return result
-        target = self.fleet.lookup(call.name)
-        if target is None or not self.catalog.callable(call.name):
-            return _error(call.id, f"There is no tool named {call.name!r}.")
-        if not target.link.up:  # restarting: say when to try again, before any consent
-            return _error(call.id, target.link.unavailable())
-        arguments = target.schema.to_server(call.arguments)
-        return await self.perform(target, call.name, call.id, arguments, record=record)
 
     async def perform(
         self,
@@ -185,91 +179,16 @@ class Agent:
         arguments: dict[str, Any],
         *,
         caller: str = "model",
-        record: CallRecord | None = None,
     ) -> ToolResult:
-        """One call to a server's tool under this agent's rules (host-owned fields, consent,
-        `on_call`, deadline, audit, output budget), whoever asked for it: the model, or an
-        MCP App through the web UI (`caller`, as the audit trail names it). `record`: the
-        model's tool call span; a call without one (an app's) gets a span of its own."""
-        if record is None:
-            with self.telemetry.tool_call(alias, call_id) as record:
-                return await self.perform(
-                    target, alias, call_id, arguments, caller=caller, record=record
-                )
-        link, tool = target.link, target.tool
-        record.target(link.name, tool.name)
-        pending = PendingCall(
-            alias,
-            link.name,
-            tool.name,
-            arguments,
-            tool.annotations if link.config.trusted else {},
-            link.config.trusted,
-            call_id,
-        )
-        who = self.name if caller == "model" else caller
-        audit = start_audit(self.audit, who, link.name, tool.name, call_id, arguments)
-        owned = sorted(set(link.config.host_owned) & set(arguments))
-        if owned:
-            # Identity and similar fields come from configuration and credentials, never the model.
-            self.ui.warn(f"refused {alias}: the {caller} tried to set host-owned {owned}")
-            audit.decided("deny", "host-owned")
-            self.telemetry.consent(link.name, tool.name, "deny", "host-owned")
-            audit.finished("denied")
-            record.finished("denied")
-            return _error(
-                call_id,
-                f"The host refused this call: {', '.join(owned)} can only be set by the host.",
-            )
-        ruling = await self._consent(pending)
-        audit.decided(ruling.decision.value, ruling.by)
-        self.telemetry.consent(link.name, tool.name, ruling.decision.value, ruling.by)
-        if ruling.decision is Decision.DENY:
-            record.finished("denied")
-            result = _error(
-                call_id,
-                _REFUSED.get(ruling.by, "The host's consent rules do not allow this tool call."),
-            )
-            audit.finished("denied")
-            self.ui.tool_result(pending, result)
-            return result
-        extras = CallExtras()
-        if self.on_call is not None:
-            try:
-                info = CallInfo(link.name, tool.name, alias, arguments)
-                extras = await run_hook(self.on_call, info, link.config.host_owned)
-            except HookRefused as exc:
-                self.ui.warn(f"refused {alias}: {exc}")
-                audit.finished("denied")
-                record.finished("denied")
-                return _error(call_id, f"The host refused this call: {exc}")
-        done = await invoke(target, pending, self.ui, extras)
-        if done.raw is None:
-            result = _error(call_id, done.error or "The call failed.")
-        else:
-            blocks = result_blocks(done.raw.raw)
-            self.resources.note(link.name, blocks)
-            fitted = fit(blocks, self.max_tool_tokens, self.results)
-            result = ToolResult(
-                call_id, fitted.model, done.raw.is_error, fitted.user_only, done.raw.raw
-            )
-        error = (done.error or _first_line(result)) if result.is_error else None
-        audit.finished(done.kind, error, key=done.key, attempts=done.attempts)
-        record.finished(done.kind)
-        self.ui.tool_result(pending, result)
-        return result
+        """One call to a server's tool through this agent's pipeline (host-owned fields,
+        consent, `on_call`, deadline, retry, audit, output budget), whoever asked for it: the
+        model, or an MCP App through the web UI (`caller`, as the audit trail names it)."""
+        call = Call(alias, call_id, arguments, caller=caller, agent=self.name, target=target)
+        return await self._through(call)
 
-    async def _consent(self, pending: PendingCall) -> Ruling:
-        """The policy decides, or asks the user: yes, no, or yes for this session."""
-        ruling = self.policy.judge(pending)
-        self.ui.tool_call(pending, ruling.decision)
-        if ruling.decision is not Decision.ASK:
-            return ruling
-        answer = await self.ui.confirm(pending)
-        if answer == "session":
-            self.policy.grant(pending)
-        return Ruling(Decision.ALLOW if answer else Decision.DENY, "user")
+    async def _through(self, call: Call) -> ToolResult:
+        return tool_result(call.call_id, await self.pipeline(call))
 
     async def _allowed(self, pending: PendingCall) -> bool:
         """Consent for the host's own reads (read_resource), by the same policy."""
-        return (await self._consent(pending)).decision is Decision.ALLOW
+        return (await self.consent.rule(pending)).decision is Decision.ALLOW

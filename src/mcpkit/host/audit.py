@@ -106,9 +106,8 @@ def start_audit(
     arguments: Any,
     principal: str | None = None,
 ) -> CallAudit:
-    """A recorder for one call; with no log it records nothing."""
-    if log is None:
-        return CallAudit(None, AuditRecord("", agent, server, tool, call, ""))
+    """A recorder for one call; with no log it writes nothing (the record is still made:
+    the call pipeline publishes it as an event)."""
     record = AuditRecord(_now(), agent, server, tool, call, digest(arguments), principal=principal)
     return CallAudit(log, record)
 

@@ -81,7 +81,7 @@ class ServerLink:
         self.model = model
         self.pins = pins
         self.restart = restart or Backoff()
-        #: How a failed call to this server is tried again, when that is safe (`calls.invoke`).
+        #: How a failed call to this server is tried again, when that is safe (pipeline `Retry`).
         self.retry = retry or RetryPolicy()
         self.on_change = on_change
         self.client: Client | None = None

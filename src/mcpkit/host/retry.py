@@ -17,8 +17,8 @@ deadline is never repeated (the deadline was its budget); a call the server answ
 with an error, is never repeated either.
 
 This module is the policy and a runner, with no I/O of its own: `call_with_retries(attempt,
-...)` calls `attempt(key)` and decides after each failure; `host/calls.py` sends each attempt
-as `client.call_tool(..., idempotency_key=key)`.
+...)` calls `attempt(key)` and decides after each failure; the call pipeline's `Retry`
+(`host/pipeline/retry.py`) runs each attempt down to `client.call_tool(..., idempotency_key=key)`.
 """
 
 from __future__ import annotations

@@ -19,9 +19,9 @@ from ...protocol.errors import MCPError
 from ..agent import Agent
 from ..apps import AppResource, AppResourceError, app_resource, for_apps, resource_uri
 from ..connections import Fleet, Target
-from ..consent import PendingCall
 from ..conversation import ToolResult
 from ..link import ServerLink
+from ..pipeline import CallAllowed, Event, PendingCall
 from ..schemas import adapt
 from ..supervision import describe
 from .events import EventHub
@@ -57,7 +57,11 @@ class AppHost:
 
     def bind(self, fleet: Fleet, agent: Agent) -> None:
         self.fleet, self.agent = fleet, agent
-        self.ui.on_allowed = self.allowed
+        agent.events.subscribe(self._heard)
+
+    def _heard(self, event: Event) -> None:
+        if isinstance(event, CallAllowed):
+            self.allowed(event.call)
 
     # -- rendering ---------------------------------------------------------------------
     def allowed(self, call: PendingCall) -> None:
@@ -123,7 +127,8 @@ class AppHost:
         if not for_apps(tool.raw):
             raise AppRefused(f"the tool {name!r} is not available to apps (its visibility)")
         assert self.agent is not None
-        # The same path as the model's calls: host-owned fields, consent, on_call, audit.
+        # The agent's pipeline, as for the model's calls: host-owned fields, consent, on_call,
+        # pins, deadline, retry, audit, output budget.
         result = await self.agent.perform(
             Target(link, tool, adapt(tool.input_schema)),
             f"{link.name}__{name}",

@@ -16,12 +16,13 @@ import secrets
 from collections import deque
 from typing import Any
 
-from ...client import ClientError
+from ...client import ClientError, Tool
 from ...protocol.errors import MCPError
 from ..apps import for_apps, for_model, resource_uri
-from ..audit import AuditLog, start_audit
-from ..connections import Fleet
+from ..connections import Fleet, Target
 from ..link import ServerLink
+from ..pipeline import Call, Decision, Pipeline, Ruling
+from ..schemas import adapt
 from ..supervision import describe
 from .events import EventHub
 
@@ -37,8 +38,8 @@ class Inspector:
     def __init__(self, hub: EventHub, keep: int = 400) -> None:
         self.hub = hub
         self.fleet: Fleet | None = None
-        #: The host's audit trail: tool calls made here are recorded as the user's own.
-        self.audit: AuditLog | None = None
+        #: Tool calls typed here run through it (`for_inspector`: audited as the user's own).
+        self.pipeline: Pipeline | None = None
         self._calls = itertools.count(1)
         self.wire: dict[str, deque[dict[str, Any]]] = {}
         self._keep = keep
@@ -107,26 +108,36 @@ class Inspector:
             raise InspectError(f"the inspector does not send {method}")
         link = self.link(server)
         assert link.client is not None
-        audit = None
         if method == "tools/call":
-            name, arguments = str(params.get("name")), params.get("arguments") or {}
-            call_id = f"inspector-{next(self._calls)}"
-            audit = start_audit(self.audit, "inspector", server, name, call_id, arguments)
-            audit.decided("allow", "user")
+            return await self._call(link, str(params.get("name")), params.get("arguments"))
         try:
-            result = await link.client.request(method, params, use_cache=False)
+            return await link.client.request(method, params, use_cache=False)
         except MCPError as exc:
-            if audit is not None:
-                audit.finished("error", describe(exc))
             raise InspectError(describe(exc)) from None
         except ClientError as exc:
             link.report(exc)
-            if audit is not None:
-                audit.finished("error", describe(exc))
             raise InspectError(describe(exc)) from None
-        if audit is not None:
-            audit.finished("tool-error" if result.get("isError") else "ok")
-        return result
+
+    async def _call(self, link: ServerLink, name: str, arguments: Any) -> dict[str, Any]:
+        """A call typed by hand: through the inspector's pipeline (`for_inspector`), recorded
+        as the user's own; a tool withheld since its definition changed is refused."""
+        if self.pipeline is None:
+            raise InspectError("the host is not connected yet")
+        if arguments is not None and not isinstance(arguments, dict):
+            raise InspectError("tools/call arguments must be an object")
+        tool = _tool(link, name)
+        call = Call(
+            name,
+            f"inspector-{next(self._calls)}",
+            dict(arguments or {}),
+            caller="inspector",
+            target=Target(link, tool, adapt(tool.input_schema)),
+            ruling=Ruling(Decision.ALLOW, "user"),
+        )
+        outcome = await self.pipeline(call)
+        if outcome.raw is None:
+            raise InspectError(outcome.error or "the call failed")
+        return outcome.raw.raw
 
     # -- subscriptions/listen ------------------------------------------------------------
     def listen(self, server: str, wanted: dict[str, Any]) -> str:
@@ -184,6 +195,18 @@ async def _list_all(link: ServerLink, method: str, field: str) -> list[dict[str,
         if cursor is None:
             break
     return items
+
+
+def _tool(link: ServerLink, name: str) -> Tool:
+    """The tool by its server's name: offered, withheld (the pins policy refuses it), or
+    unknown to the host (the server answers)."""
+    for tool in link.tools:
+        if tool.name == name:
+            return tool
+    for change in link.withheld:
+        if change.tool == name:
+            return Tool.from_wire(change.current)
+    return Tool.from_wire({"name": name})
 
 
 def clip(value: Any) -> Any:

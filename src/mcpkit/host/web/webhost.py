@@ -11,19 +11,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import socket
 from dataclasses import asdict
-from pathlib import Path
 from typing import Any
 
 from ..agent import Agent
 from ..apps import APPS_CAPABILITY, APPS_EXTENSION
-from ..audit import AuditLog, AuditRecord, read_audit
 from ..config import HostConfig
-from ..consent import ConsentPolicy
 from ..link import ClientFeatures
 from ..models.base import ModelAdapter
+from ..pipeline import AuditRecorded, ConsentPolicy, Event, for_inspector, read_audit
 from ..settings import HostSettings
 from ..supervision import describe
 from .asgi import Receive, Request, Scope, Send
@@ -34,21 +31,6 @@ from .routes import UIApp
 from .sandbox import serve_sandbox
 from .security import Guard
 from .webui import WebUI
-
-
-class LiveAudit(AuditLog):
-    """The host's audit trail, shown in the page as it is written (and appended to the
-    configured file, if any)."""
-
-    def __init__(self, hub: EventHub, file: Path | None) -> None:
-        super().__init__(file or os.devnull)
-        self.hub = hub
-        self.file = file
-
-    def write(self, record: AuditRecord) -> None:
-        if self.file is not None:
-            super().write(record)
-        self.hub.publish("audit", record=asdict(record))
 
 
 def _listen(bind: str, port: int) -> socket.socket:
@@ -101,7 +83,6 @@ class WebHost:
             policy=policy,
             servers=servers,
             settings=settings,
-            audit=LiveAudit(self.hub, settings.audit),
             features=ClientFeatures(
                 extensions={APPS_EXTENSION: APPS_CAPABILITY},
                 url_elicitation=True,
@@ -115,6 +96,12 @@ class WebHost:
         self._app = UIApp(self)
         self._server: Any = None
         self._serving: asyncio.Task[None] | None = None
+
+    def _heard(self, event: Event) -> None:
+        """The audit trail, shown in the page as it is recorded (and written to the
+        configured file, if any, by the pipeline's audit policy)."""
+        if isinstance(event, AuditRecorded):
+            self.hub.publish("audit", record=asdict(event.record))
 
     @property
     def url(self) -> str:
@@ -131,7 +118,9 @@ class WebHost:
         self.agent = self.host.agent(system=self.system, name=self.agent_name)
         self.apps.bind(self.host.fleet, self.agent)
         self.inspector.fleet = self.host.fleet
-        self.inspector.audit = self.host.audit
+        # The inspector's calls share the agent's bus: the page hears one audit trail.
+        self.inspector.pipeline = for_inspector(bus=self.agent.events, audit=self.host.audit)
+        self.agent.events.subscribe(self._heard)
         self.ui.on_status = self.status
         self.status()
         config = uvicorn.Config(

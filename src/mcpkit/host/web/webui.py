@@ -1,6 +1,7 @@
 """`WebUI`: the host's `HostUI` for the browser. What the host shows becomes an event for the
 page; what it asks (consent, a server's form or link) becomes a question the page answers.
-Nothing here decides anything: the policy, pins, supervision and audit stay the host's."""
+Nothing here decides anything: the policy, pins, supervision and audit stay the host's (the
+call pipeline's events reach it through `pipeline.to_ui`)."""
 
 from __future__ import annotations
 
@@ -10,21 +11,17 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ...client.inputs import Elicitation
-from ..consent import Decision, PendingCall
 from ..conversation import ToolResult
+from ..pipeline import Decision, PendingCall
 from ..supervision import StateChange
 from ..ui import Answer
 from .events import EventHub, Questions
-
-#: Told when a call the user or the policy allowed goes ahead (the MCP Apps host listens).
-OnAllowed = Callable[[PendingCall], None]
 
 
 class WebUI:
     def __init__(self, hub: EventHub, questions: Questions) -> None:
         self.hub = hub
         self.questions = questions
-        self.on_allowed: OnAllowed | None = None
         #: Called after anything that may change the servers or pins panels.
         self.on_status: Callable[[], None] | None = None
         self._started: dict[str, float] = {}
@@ -40,8 +37,6 @@ class WebUI:
     def tool_call(self, call: PendingCall, decision: Decision) -> None:
         self._started[call.call_id] = time.perf_counter()
         self.hub.publish("call", _fields(call), id=call.call_id, decision=decision.value)
-        if decision is Decision.ALLOW and self.on_allowed is not None:
-            self.on_allowed(call)
 
     async def confirm(self, call: PendingCall) -> Answer:
         answer = await self.questions.ask(
@@ -49,8 +44,6 @@ class WebUI:
         )
         allowed: Answer = "session" if answer == "session" else answer == "once"
         self.hub.publish("consent", id=call.call_id, answer="deny" if not allowed else answer)
-        if allowed and self.on_allowed is not None:
-            self.on_allowed(call)
         return allowed
 
     def tool_result(self, call: PendingCall, result: ToolResult) -> None:

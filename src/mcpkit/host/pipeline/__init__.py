@@ -1,0 +1,67 @@
+"""One call pipeline: every tool call from any front end (the agent loop, the web UI's
+inspector and MCP Apps, the gateway) goes through one chain of small policies.
+
+- `record`: the contract: the `Call` record, its `Outcome`, `Policy`, `chain()`.
+- one module per policy: `resolve`, `host_owned`, `pins`, `consent`, `hook`, `budget`,
+  `audit`, `telemetry`, `present`, `failures`, `retry`, `attempt`, `deadline`; `send` ends it.
+- `events`: typed events on a bus the terminal, the web UI and the log subscribe to.
+- `assemble`: the chain each front end runs (`for_agent`, `for_inspector`, `for_gateway`).
+
+Front ends (the web UI, the gateway) import from here only: the policies' own modules and the
+host modules behind them (`host.consent`, `host.pins`, `host.audit`, `host.hooks`) are the
+pipeline's (`.importlinter` says so). The data types they need are re-exported here.
+"""
+
+from __future__ import annotations
+
+from ..audit import AuditLog, AuditRecord, read_audit
+from ..consent import ConsentPolicy, ConsentRules, Decision, PendingCall, Ruling
+from ..pins import ToolPins
+from .assemble import Pipeline, for_agent, for_gateway, for_inspector, sending
+from .consent import Consent, refusals
+from .events import (
+    AuditRecorded,
+    CallAllowed,
+    CallDecided,
+    CallFinished,
+    CallProgress,
+    CallRefused,
+    Event,
+    EventBus,
+    to_ui,
+)
+from .record import Call, Next, Outcome, Policy, Refused, chain
+
+__all__ = [
+    "AuditLog",
+    "AuditRecord",
+    "AuditRecorded",
+    "Call",
+    "CallAllowed",
+    "CallDecided",
+    "CallFinished",
+    "CallProgress",
+    "CallRefused",
+    "Consent",
+    "ConsentPolicy",
+    "ConsentRules",
+    "Decision",
+    "Event",
+    "EventBus",
+    "Next",
+    "Outcome",
+    "PendingCall",
+    "Pipeline",
+    "Policy",
+    "Refused",
+    "Ruling",
+    "ToolPins",
+    "chain",
+    "for_agent",
+    "for_gateway",
+    "for_inspector",
+    "read_audit",
+    "refusals",
+    "sending",
+    "to_ui",
+]

@@ -1,0 +1,23 @@
+"""The output budget: the result cut to what the model may see (`host.results`); the rest is
+kept host-side for `read_result`."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ..content import result_blocks
+from ..results import ResultStore, fit
+from .record import Call, Next, Outcome
+
+
+class Budget:
+    def __init__(self, tokens: int, store: ResultStore) -> None:
+        self.tokens = tokens
+        self.store = store
+
+    async def __call__(self, call: Call, next: Next) -> Outcome:
+        outcome = await next(call)
+        if outcome.raw is None:
+            return outcome
+        fitted = fit(result_blocks(outcome.raw.raw), self.tokens, self.store)
+        return replace(outcome, fitted=fitted)

@@ -1,0 +1,108 @@
+"""What happens to calls, as typed events published once on a small bus.
+
+The terminal, the web UI and the log subscribe; policies publish, and never know who listens.
+A listener is a plain function; one that raises is logged and the call goes on.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ..audit import AuditRecord
+from ..consent import Decision, PendingCall
+from ..conversation import ToolResult
+from ..ui import HostUI
+
+log = logging.getLogger("mcpkit.host.pipeline")
+
+
+@dataclass(frozen=True, slots=True)
+class CallDecided:
+    """The policy's decision, before the call runs or the user is asked (TOOL-02)."""
+
+    call: PendingCall
+    decision: Decision
+
+
+@dataclass(frozen=True, slots=True)
+class CallAllowed:
+    """The call goes ahead: the rules allowed it, or the user did (`by`)."""
+
+    call: PendingCall
+    by: str
+
+
+@dataclass(frozen=True, slots=True)
+class CallRefused:
+    """The host refused the call before consent could matter (host-owned fields, the hook)."""
+
+    call: PendingCall
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class CallProgress:
+    call: PendingCall
+    done: float
+    total: float | None
+    message: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class CallFinished:
+    """The result the caller gets (a consent denial included)."""
+
+    call: PendingCall
+    result: ToolResult
+
+
+@dataclass(frozen=True, slots=True)
+class AuditRecorded:
+    """One audit line, as written (also when no audit file is configured: `written` False)."""
+
+    record: AuditRecord
+    written: bool
+
+
+Event = CallDecided | CallAllowed | CallRefused | CallProgress | CallFinished | AuditRecorded
+Listener = Callable[[Event], None]
+
+
+class EventBus:
+    def __init__(self) -> None:
+        self._listeners: list[Listener] = []
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        """Hear every event from now on; returns the way to stop."""
+        self._listeners.append(listener)
+
+        def stop() -> None:
+            if listener in self._listeners:
+                self._listeners.remove(listener)
+
+        return stop
+
+    def publish(self, event: Event) -> None:
+        for listener in tuple(self._listeners):
+            try:
+                listener(event)
+            except Exception:
+                log.exception("a call event listener failed on %s", type(event).__name__)
+
+
+def to_ui(ui: HostUI) -> Listener:
+    """A listener showing call events on a `HostUI` (the terminal's, the web UI's)."""
+
+    def show(event: Event) -> None:
+        if isinstance(event, CallDecided):
+            ui.tool_call(event.call, event.decision)
+        elif isinstance(event, CallRefused):
+            ui.warn(f"refused {event.call.alias}: {event.reason}")
+        elif isinstance(event, CallProgress):
+            ui.progress(event.call, event.done, event.total, event.message)
+        elif isinstance(event, CallFinished):
+            ui.tool_result(event.call, event.result)
+
+    return show

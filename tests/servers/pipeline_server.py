@@ -1,0 +1,38 @@
+"""A stdio server for the call pipeline's front-end tests.
+
+    python pipeline_server.py [VARIANT]
+
+`order(sku, customer_id)` says who ordered what; `stall()` never answers (a deadline ends it);
+`wipe()` is for deny rules. VARIANT (default 1) is written into `order`'s description: a
+second run with another variant is a pinned tool whose definition changed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+
+from mcpkit import Server
+
+VARIANT = sys.argv[1] if len(sys.argv) > 1 else "1"
+server = Server("pipeline")
+
+
+@server.tool(description=f"Order an item (variant {VARIANT}).")
+def order(sku: str, customer_id: str = "nobody") -> str:
+    return f"{sku} for {customer_id}"
+
+
+@server.tool(description="Never answers.")
+async def stall() -> str:
+    await asyncio.Event().wait()
+    return "unreachable"
+
+
+@server.tool(description="Deletes everything.")
+def wipe() -> str:
+    return "wiped"
+
+
+if __name__ == "__main__":
+    server.run()
