@@ -28,10 +28,6 @@ LONG_FUNCTIONS: dict[str, tuple[int, str]] = {
         90,
         "issue 27 item 2 rebuilds the client's transports, and with them what __init__ wires",
     ),
-    "src/mcpkit/gateway/front.py:Front.rebuild": (
-        77,
-        "issue 27 item 1 moves the gateway's calls onto the host's call pipeline",
-    ),
     "src/mcpkit/server/transports/http.py:StreamableHTTPApp._http": (
         137,
         "issue 27 item 3: the I/O-free session core takes both eras out of the HTTP entry",

@@ -150,46 +150,10 @@ class Front(Server):
     def rebuild(self) -> None:
         """Mirror the catalogues of the backends that are up; announce what changed."""
         up = [link for link in self.links.values() if link.up]
-        tools: dict[str, Any] = {}
-        tool_names = self.name_items(
-            "tool", [(link.name, str(t["name"])) for link in up for t in link.catalog.tools]
-        )
-        prompt_names = self.name_items(
-            "prompt", [(link.name, str(p["name"])) for link in up for p in link.catalog.prompts]
-        )
-        prompts: dict[str, Any] = {}
+        tools, prompts = self._mirror_tools(up), self._mirror_prompts(up)
         resources: dict[str, Any] = {}
         templates: list[Any] = []
         for link in up:
-            for d in link.catalog.tools:
-                remote = str(d["name"])
-                name = tool_names[(link.name, remote)]
-                headers = header_params(d)
-                if headers is None:
-                    continue
-                schema = d.get("inputSchema")
-                properties = schema.get("properties") if isinstance(schema, dict) else None
-                definition = with_ui_uri({**d, "name": name}, partial(self.front_uri, link))
-                tools[name] = RemoteTool(
-                    link,
-                    remote,
-                    self.tool_definition(link, definition),
-                    self._call_tool,
-                    headers=headers,
-                    scopes=self.scopes_for(link, "tool", remote),
-                    accepts=frozenset(properties) if isinstance(properties, dict) else frozenset(),
-                    tasks=link.serves_tasks,
-                )
-            for d in link.catalog.prompts:
-                remote = str(d["name"])
-                name = prompt_names[(link.name, remote)]
-                prompts[name] = RemotePrompt(
-                    link,
-                    remote,
-                    {**d, "name": name},
-                    self._get_prompt,
-                    scopes=self.scopes_for(link, "prompt", remote),
-                )
             for d in link.catalog.resources:
                 remote = str(d.get("uri"))
                 uri = self.front_uri(link, remote)
@@ -224,6 +188,52 @@ class Front(Server):
         self.templates[:] = templates
         for note in dict.fromkeys(changed):
             self._changed(note)
+
+    def _mirror_tools(self, up: list[UpstreamLink]) -> dict[str, Any]:
+        """The front's tools: each backend tool under its collision-free name."""
+        names = self.name_items(
+            "tool", [(link.name, str(t["name"])) for link in up for t in link.catalog.tools]
+        )
+        tools: dict[str, Any] = {}
+        for link in up:
+            for d in link.catalog.tools:
+                remote = str(d["name"])
+                name = names[(link.name, remote)]
+                headers = header_params(d)
+                if headers is None:
+                    continue
+                schema = d.get("inputSchema")
+                properties = schema.get("properties") if isinstance(schema, dict) else None
+                definition = with_ui_uri({**d, "name": name}, partial(self.front_uri, link))
+                tools[name] = RemoteTool(
+                    link,
+                    remote,
+                    self.tool_definition(link, definition),
+                    self._call_tool,
+                    headers=headers,
+                    scopes=self.scopes_for(link, "tool", remote),
+                    accepts=frozenset(properties) if isinstance(properties, dict) else frozenset(),
+                    tasks=link.serves_tasks,
+                )
+        return tools
+
+    def _mirror_prompts(self, up: list[UpstreamLink]) -> dict[str, Any]:
+        """The front's prompts: each backend prompt under its collision-free name."""
+        names = self.name_items(
+            "prompt", [(link.name, str(p["name"])) for link in up for p in link.catalog.prompts]
+        )
+        prompts: dict[str, Any] = {}
+        for link in up:
+            for d in link.catalog.prompts:
+                remote = str(d["name"])
+                prompts[names[(link.name, remote)]] = RemotePrompt(
+                    link,
+                    remote,
+                    {**d, "name": names[(link.name, remote)]},
+                    self._get_prompt,
+                    scopes=self.scopes_for(link, "prompt", remote),
+                )
+        return prompts
 
     def _changed(self, method: str) -> None:
         served = self.serves_tasks
