@@ -25,8 +25,9 @@ MAX_MODULE_LINES = 400
 #: must go once its function is short (the test says so).
 LONG_FUNCTIONS: dict[str, tuple[int, str]] = {
     "src/mcpkit/client/client.py:Client.__init__": (
-        90,
-        "issue 27 item 2 rebuilds the client's transports, and with them what __init__ wires",
+        85,
+        "a public constructor: its 25 keyword parameters and their docstring are 42 of the lines; "
+        "the body is under 60",
     ),
     "src/mcpkit/server/transports/http.py:StreamableHTTPApp._http": (
         137,
