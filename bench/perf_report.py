@@ -187,6 +187,11 @@ def chart(F: Figures, path: str) -> None:
     fig.savefig(path, dpi=110)
 
 
+def load_range(runs: list[dict[str, Any]]) -> str:
+    loads = [run["meta"][k][0] for run in runs for k in ("loadavg_start", "loadavg_end") if run["meta"].get(k)]
+    return f"{min(loads):.1f}-{max(loads):.1f}" if loads else "unknown"
+
+
 def git(*args: str) -> str:
     try:
         return subprocess.run(["git", *args], capture_output=True, text=True, cwd=os.path.dirname(__file__)).stdout.strip()
@@ -272,6 +277,8 @@ def main() -> int:
            f"generator Python {meta['generator']['python']} on {meta['generator']['loop']}",
            f"* server pinned to CPU {meta['generator']['server_cpu']}, generator and clients to CPU "
            f"{meta['generator']['client_cpu']}" if meta["generator"]["pinned"] else "* not pinned",
+           "* a shared machine: 1-minute load average " + load_range(runs) + " during the harness run "
+           "(other tenants included; the `other load` column below is theirs per scenario)",
            f"* {len(runs)} repeats, medians; each scenario {s['warmup']} s warm-up + {s['duration']} s measured; "
            f"cold start {s['cold_starts']} spawns per repeat; tools/list {s['list_duration']} s with "
            f"{s['list_tools']} tools", "", "Versions:", ""]
