@@ -12,7 +12,11 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(dirname "$here")
 start=$(date +%s)
-export MCPBENCH_DIR=${MCPBENCH_DIR:-$(cd "$repo/../shared/bench" && pwd)}
+export MCPBENCH_DIR=${MCPBENCH_DIR:-$repo/../shared/bench}
+if [ ! -f "$MCPBENCH_DIR/run.py" ]; then  # (a git worktree has no ../shared beside it)
+  echo "make bench: no harness at $MCPBENCH_DIR; set MCPBENCH_DIR to the shared bench folder" >&2
+  exit 2
+fi
 REPEAT=${REPEAT:-3}
 DURATION=${DURATION:-3}
 WARMUP=${WARMUP:-1}

@@ -6,6 +6,7 @@ measured, "-" where a server has no figure, and the SDK ÷ mcpkit ratio of serve
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -57,3 +58,16 @@ def test_overhead_table_subtracts_the_wrapped_call() -> None:
     assert lines[2].endswith("| 60.0 | 160.0 | **100.0** |")
     assert lines[3].endswith("| 100.0 | 160.0 | **60.0** |")
     assert scale_report.overhead_table(None, None) == []
+
+
+def test_make_bench_without_the_harness_stops_with_one_line(tmp_path: Path) -> None:
+    missing = tmp_path / "missing"
+    done = subprocess.run(
+        ["bash", str(BENCH / "run_bench.sh")],
+        env={**os.environ, "MCPBENCH_DIR": str(missing)},
+        capture_output=True, text=True, timeout=scaled(30),
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == [
+        f"make bench: no harness at {missing}; set MCPBENCH_DIR to the shared bench folder"
+    ]
