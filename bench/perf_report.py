@@ -3,9 +3,9 @@
     python perf_report.py RESULTS_DIR --docs ../docs [--wall-seconds N]
 
 RESULTS_DIR holds harness/run-*.json (run.py), mrtr/mrtr-*.json (mrtr_bench.py), two/two-*.json
-(two_instances.py), listeners.json (listeners.py), import_time.json, and the scale curves'
-inputs (scale_report.py: scale-tools.json, listeners-small.json, host.json, gateway.json). Figures are medians
-over the repeats (the harness's own `report.aggregate`); the targets of issue 8 are checked on
+(two_instances.py), listeners.json (listeners.py), import_time.json, and what the "Scale
+curves" section reads (scale_report.py: scale-tools.json, listeners-small.json, host.json,
+gateway.json). Figures are medians over the repeats (the harness's own `report.aggregate`); the targets of issue 8 are checked on
 those medians. Runs on the generator venv (matplotlib); imports no MCP library.
 """
 
