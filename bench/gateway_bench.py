@@ -2,7 +2,7 @@
 server CPU per call (milliseconds of user+system time of the server processes, from
 /proc/PID/stat), so the proxy's own cost per call is the difference.
 
-    .venv/bin/python bench/gateway_bench.py [--duration 5] [--concurrency 1,16]
+    .venv/bin/python bench/gateway_bench.py [--duration 5] [--concurrency 1,16] [--micro] [--json F]
 
 - HTTP: the client → `bench_server.py` over HTTP (direct), or the client → a `proxy()` of it
   over HTTP (the proxy itself talks HTTP to the backend).
@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import json
 import os
 import socket
 import sys
@@ -147,7 +148,7 @@ async def measure_stdio(concurrency: int, duration: float, warmup: float) -> dic
     return {"direct": direct, "proxied": proxied}
 
 
-def report(transport: str, concurrency: int, runs: dict[str, Any], duration: float) -> None:
+def report(transport: str, concurrency: int, runs: dict[str, Any], duration: float) -> dict[str, Any]:
     (dc, dcpu), (pc, pcpu) = runs["direct"], runs["proxied"]
     direct_ms = 1000 * dcpu / max(dc, 1)
     proxied_ms = 1000 * pcpu / max(pc, 1)
@@ -158,9 +159,15 @@ def report(transport: str, concurrency: int, runs: dict[str, Any], duration: flo
         f"{proxied_ms - direct_ms:6.3f} ms CPU/call",
         flush=True,
     )
+    return {
+        "transport": transport, "concurrency": concurrency,
+        "direct_calls_s": round(dc / duration), "proxied_calls_s": round(pc / duration),
+        "direct_cpu_ms": round(direct_ms, 4), "proxied_cpu_ms": round(proxied_ms, 4),
+        "overhead_cpu_ms": round(proxied_ms - direct_ms, 4),
+    }
 
 
-async def micro(n: int, rounds: int) -> None:
+async def micro(n: int, rounds: int) -> dict[str, Any]:
     """µs per echo call, in process: direct, a hand-written forwarder, proxy()."""
     sys.path.insert(0, str(HERE))
     from bench_server import build
@@ -201,6 +208,8 @@ async def micro(n: int, rounds: int) -> None:
         f"forwarder {hop:.1f}, proxy() {proxied:.1f}; the proxy over the bare hop: "
         f"{proxied - hop:+.1f} µs"
     )
+    return {"n": n, "rounds": rounds, "direct_us": round(direct, 1), "forwarder_us": round(hop, 1),
+            "proxy_us": round(proxied, 1)}
 
 
 def serve_proxy(target: str, port: int | None, tools: int | None = None) -> None:
@@ -232,6 +241,7 @@ def main() -> None:
     parser.add_argument("-n", type=int, default=5000)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--tools", type=int, help=argparse.SUPPRESS)  # the harness passes it
+    parser.add_argument("--json", help="write the figures here (with --micro: both parts)")
     args = parser.parse_args()
     if args.serve_proxy:
         serve_proxy(args.serve_proxy, args.port)
@@ -241,14 +251,18 @@ def main() -> None:
         return
     import uvloop
 
+    out: dict[str, Any] = {"duration": args.duration, "runs": []}
     if args.micro:
-        uvloop.run(micro(args.n, args.rounds))
-        return
+        out["micro"] = uvloop.run(micro(args.n, args.rounds))
+        if not args.json:
+            return
     for transport in args.transports.split(","):
-        for c in (int(x) for x in args.concurrency.split(",")):
+        for c in (int(x) for x in args.concurrency.split(",") if x):
             measure = measure_http if transport == "http" else measure_stdio
             runs = uvloop.run(measure(c, args.duration, args.warmup))
-            report(transport, c, runs, args.duration)
+            out["runs"].append(report(transport, c, runs, args.duration))
+    if args.json:
+        Path(args.json).write_text(json.dumps(out, indent=1))
 
 
 if __name__ == "__main__":

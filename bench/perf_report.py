@@ -3,8 +3,9 @@
     python perf_report.py RESULTS_DIR --docs ../docs [--wall-seconds N]
 
 RESULTS_DIR holds harness/run-*.json (run.py), mrtr/mrtr-*.json (mrtr_bench.py), two/two-*.json
-(two_instances.py), listeners.json (listeners.py), import_time.json. Figures are medians
-over the repeats (the harness's own `report.aggregate`); the targets of issue 8 are checked on
+(two_instances.py), listeners.json (listeners.py), import_time.json, and what the "Scale
+curves" section reads (scale_report.py: scale-tools.json, listeners-small.json, host.json,
+gateway.json). Figures are medians over the repeats (the harness's own `report.aggregate`); the targets of issue 8 are checked on
 those medians. Runs on the generator venv (matplotlib); imports no MCP library.
 """
 
@@ -14,7 +15,6 @@ import argparse
 import glob
 import json
 import os
-import statistics
 import subprocess
 import sys
 from typing import Any
@@ -23,6 +23,8 @@ HARNESS = os.environ.get("MCPBENCH_DIR", os.path.join(os.path.dirname(__file__),
 sys.path.insert(0, os.path.abspath(HARNESS))
 
 from mcpbench.report import aggregate, render_table  # noqa: E402
+from report_tables import client_table, fmt, mrtr_table, two_table  # noqa: E402
+from scale_report import section as scale_section  # noqa: E402
 
 Key = tuple[Any, ...]
 ECHO = "tools/call:echo"
@@ -74,14 +76,6 @@ class Figures:
 
 def ratio(a: float | None, b: float | None) -> float | None:
     return a / b if a is not None and b else None
-
-
-def fmt(v: Any, nd: int = 0) -> str:
-    if v is None:
-        return "-"
-    if isinstance(v, float):
-        return f"{v:,.{nd}f}"
-    return str(v)
 
 
 def targets_table(F: Figures, imports: dict[str, Any], clients_server: str) -> tuple[list[str], int]:
@@ -193,60 +187,9 @@ def chart(F: Figures, path: str) -> None:
     fig.savefig(path, dpi=110)
 
 
-def client_table(F: Figures) -> list[str]:
-    lines = ["| client | server | era | conc | calls/s | p50 ms | p99 ms | client CPU util | server CPU ms/call |",
-             "|---|---|---|---:|---:|---:|---:|---:|---:|"]
-    seen = False
-    for k, v in F.agg.items():
-        if k[3] == "cold_start" or k[5] == "raw":
-            continue
-        seen = True
-        server = {"sdk-client": "sdk", "mcpkit-client": "mcpkit", "sdk-client-on-mcpkit": "mcpkit",
-                  "mcpkit-client-on-sdk": "sdk"}.get(k[0], "?")
-        lines.append(f"| {k[0]} | {server} | {k[2]} | {k[4]} | {fmt(v['rps'])} | {fmt(v['p50_ms'], 2)} "
-                     f"| {fmt(v['p99_ms'], 2)} | {fmt(v['client_cpu_util'], 2)} | {fmt(v['server_cpu_s_per_1k'], 3)} |")
-    return lines if seen else []
-
-
-def mrtr_table(recs: list[dict[str, Any]]) -> list[str]:
-    groups: dict[tuple[str, int, str], list[dict[str, Any]]] = {}
-    for r in recs:
-        groups.setdefault((r["server"], r["concurrency"], r["op"]), []).append(r)
-    if not groups:
-        return []
-
-    def med(rs: list[dict[str, Any]], k: str) -> float | None:
-        v = [r[k] for r in rs if r.get(k) is not None]
-        return statistics.median(v) if v else None
-
-    lines = ["| server | conc | op | units/s | p50 ms | p99 ms | server CPU ms/unit | errors | runs |",
-             "|---|---:|---|---:|---:|---:|---:|---:|---:|"]
-    for (server, c, op), rs in sorted(groups.items()):
-        lines.append(f"| {server} | {c} | {'MRTR round (2 POSTs)' if op == 'mrtr' else 'echo call'} "
-                     f"| {fmt(med(rs, 'units_per_s'))} | {fmt(med(rs, 'p50_ms'), 2)} | {fmt(med(rs, 'p99_ms'), 2)} "
-                     f"| {fmt(med(rs, 'server_cpu_ms_per_unit'), 3)} | {sum(r['errors'] for r in rs)} | {len(rs)} |")
-    return lines
-
-
-def two_table(recs: list[dict[str, Any]]) -> list[str]:
-    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    for r in recs:
-        groups.setdefault((r["setup"], r["op"]), []).append(r)
-    if not groups:
-        return []
-
-    def med(rs: list[dict[str, Any]], k: str) -> float | None:
-        v = [r[k] for r in rs if r.get(k) is not None]
-        return statistics.median(v) if v else None
-
-    lines = ["| setup | op | conc | units/s | p50 ms | p99 ms | server CPU ms/unit (all instances) | errors | runs |",
-             "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
-    for (setup, op), rs in sorted(groups.items()):
-        label = "1 instance (CPU 0)" if setup == "one" else "2 instances (CPU 0 + CPU 1)"
-        lines.append(f"| {label} | {op} | {rs[0]['concurrency']} | {fmt(med(rs, 'units_per_s'))} "
-                     f"| {fmt(med(rs, 'p50_ms'), 2)} | {fmt(med(rs, 'p99_ms'), 2)} "
-                     f"| {fmt(med(rs, 'server_cpu_ms_per_unit'), 3)} | {sum(r['errors'] for r in rs)} | {len(rs)} |")
-    return lines
+def load_range(runs: list[dict[str, Any]]) -> str:
+    loads = [run["meta"][k][0] for run in runs for k in ("loadavg_start", "loadavg_end") if run["meta"].get(k)]
+    return f"{min(loads):.1f}-{max(loads):.1f}" if loads else "unknown"
 
 
 def git(*args: str) -> str:
@@ -304,6 +247,31 @@ def machine_table(F: Figures, calibration: dict[str, float]) -> tuple[list[str],
     return lines, missed
 
 
+def header(runs: list[dict[str, Any]], wall_seconds: float | None) -> list[str]:
+    """The title, the run (commit, times, machine, load, settings) and the versions."""
+    meta = runs[0]["meta"]
+    s = meta["settings"]
+    out = ["# Performance", "",
+           "Generated by `make bench` (`bench/run_bench.sh`): mcpkit, the official MCP Python SDK and FastMCP, "
+           "with the raw Python limits, measured **in the same invocation** by the shared harness "
+           "(`../shared/bench`, every reply checked). Do not edit by hand: rerun `make bench`.", "",
+           f"* commit `{git('rev-parse', '--short', 'HEAD')}`, {meta['started']} → {runs[-1]['meta'].get('finished')}"
+           + (f", `make bench` wall time {wall_seconds / 60:.1f} min" if wall_seconds else ""),
+           f"* machine: {meta['cpu_model']}, {meta['cpus']} CPUs, Linux {meta['kernel']}, "
+           f"generator Python {meta['generator']['python']} on {meta['generator']['loop']}",
+           f"* server pinned to CPU {meta['generator']['server_cpu']}, generator and clients to CPU "
+           f"{meta['generator']['client_cpu']}" if meta["generator"]["pinned"] else "* not pinned",
+           "* a shared machine: 1-minute load average " + load_range(runs) + " during the harness run "
+           "(other tenants included; the `other load` column below is theirs per scenario)",
+           f"* {len(runs)} repeats, medians; each scenario {s['warmup']} s warm-up + {s['duration']} s measured; "
+           f"cold start {s['cold_starts']} spawns per repeat; tools/list {s['list_duration']} s with "
+           f"{s['list_tools']} tools", "", "Versions:", ""]
+    for name, v in meta.get("versions", {}).items():
+        if v:
+            out.append(f"* {name}: `{v}`")
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("results")
@@ -321,25 +289,8 @@ def main() -> int:
     imports: dict[str, Any] = next(iter(load(os.path.join(a.results, "import_time.json"))), {})
     os.makedirs(a.docs, exist_ok=True)
     chart(F, os.path.join(a.docs, "performance.png"))
-    meta = runs[0]["meta"]
-    s = meta["settings"]
     targets, missed = targets_table(F, imports, a.clients_server)
-    out = ["# Performance", "",
-           "Generated by `make bench` (`bench/run_bench.sh`): mcpkit, the official MCP Python SDK and FastMCP, "
-           "with the raw Python limits, measured **in the same invocation** by the shared harness "
-           "(`../shared/bench`, every reply checked). Do not edit by hand: rerun `make bench`.", "",
-           f"* commit `{git('rev-parse', '--short', 'HEAD')}`, {meta['started']} → {runs[-1]['meta'].get('finished')}"
-           + (f", `make bench` wall time {a.wall_seconds / 60:.1f} min" if a.wall_seconds else ""),
-           f"* machine: {meta['cpu_model']}, {meta['cpus']} CPUs, Linux {meta['kernel']}, "
-           f"generator Python {meta['generator']['python']} on {meta['generator']['loop']}",
-           f"* server pinned to CPU {meta['generator']['server_cpu']}, generator and clients to CPU "
-           f"{meta['generator']['client_cpu']}" if meta["generator"]["pinned"] else "* not pinned",
-           f"* {len(runs)} repeats, medians; each scenario {s['warmup']} s warm-up + {s['duration']} s measured; "
-           f"cold start {s['cold_starts']} spawns per repeat; tools/list {s['list_duration']} s with "
-           f"{s['list_tools']} tools", "", "Versions:", ""]
-    for name, v in meta.get("versions", {}).items():
-        if v:
-            out.append(f"* {name}: `{v}`")
+    out = header(runs, a.wall_seconds)
     out += ["", "## Targets (issue 8)", "",
             f"{'All targets met.' if not missed else f'{missed} target(s) not met: see below.'}", ""]
     out += targets
@@ -359,7 +310,7 @@ def main() -> int:
             "`x limit` is rps ÷ the raw limit of the same transport, era and concurrency. `srv cpu-s/1k` is "
             "server CPU ms per call. `other load` is CPU used by other tenants of the machine.", ""]
     out += [ln for ln in render_table(runs).splitlines() if not ln.startswith("Runs merged")]
-    ct = client_table(F)
+    ct = client_table(F.agg)
     if ct:
         out += ["", "## Clients (calls/s of a client library against one server)", "",
                 "`mcpkit_client_bench.py` (mcpkit's `Client`) and the SDK's `sdk_client_bench.py` (`mcp.Client`), "
@@ -379,6 +330,7 @@ def main() -> int:
     for listeners in load(os.path.join(a.results, "listeners.json")):
         from listeners import markdown  # bench/listeners.py: the section it measured
         out += ["", *markdown(listeners)]
+    out += ["", *scale_section(a.results, a.docs)]
     if imports:
         out += ["", "## Import time (wall, median of "
                 f"{imports.get('n')} fresh interpreters; bare `python -c pass` = {imports.get('python_pass_ms')} ms)",
