@@ -213,3 +213,27 @@ async def test_unknown_and_legacy_on_memory() -> None:
     transport = MemoryTransport(server, trace=record)
     resp = await transport.request(2, "tools/list", {})
     assert resp.error["code"] == -32602  # BASE-46
+
+
+def test_registration_keeps_the_task_and_scope_flags_without_rescanning() -> None:
+    # An addition can only turn `serves_tasks` / `any_scopes` on (registering 10,000 tools used
+    # to rescan every tool per registration: 13 s; now 0.6 s); a removal may turn them off, and
+    # then everything is looked at again.
+    from mcpkit.server.tools import Tool
+
+    server = Server("flags")
+
+    async def plain(text: str) -> str:
+        return text
+
+    assert not server.serves_tasks and not server.any_scopes
+    server.add_tool(Tool(plain, name="a"))
+    assert not server.serves_tasks and not server.any_scopes
+    server.add_tool(Tool(plain, name="b", task="optional", scopes=["admin"]))
+    assert server.serves_tasks and server.any_scopes
+    server.remove_tool("b")
+    assert not server.serves_tasks and not server.any_scopes
+    server.add_tool(Tool(plain, name="c", task="required"))
+    assert server.serves_tasks
+    server.remove_tool("c")
+    assert not server.serves_tasks

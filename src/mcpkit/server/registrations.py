@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, Unpack, cast
 
 from .prompts import Prompt
-from .registered import Described, ResourceOptions, ToolOptions
+from .registered import Described, Registered, ResourceOptions, ToolOptions
 from .resources import Resource, ResourceTemplate
 from .subscriptions import RESOURCE_UPDATED
 from .tools import Tool
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from .subscriptions import SubscriptionHub
 
 F = TypeVar("F", bound=Callable[..., Any])
-T = TypeVar("T")
+R = TypeVar("R", bound=Registered)
 Completer = Callable[..., Awaitable[Any] | Any]
 
 
@@ -127,9 +127,15 @@ class Registrations:
     def remove_prompt(self, name: str) -> None:
         self._remove(self.prompts, name, "notifications/prompts/list_changed")
 
-    def _add(self, registry: dict[str, T], key: str, item: T, note: str) -> None:
-        registry[key] = item
-        self._changed(note)
+    def _add(self, registry: dict[str, R], key: str, item: R, note: str) -> None:
+        if registry.get(key) is not None:  # a replacement may turn a flag off: look at all
+            registry[key] = item
+            self._changed(note)
+            return
+        registry[key] = item  # an addition can only turn the flags on: no scan of the rest
+        self.serves_tasks = self.serves_tasks or (isinstance(item, Tool) and item.task is not None)
+        self.any_scopes = self.any_scopes or bool(item.scopes)
+        self._announce(note)
 
     def _remove(self, registry: dict[str, Any], key: str, note: str) -> None:
         if registry.pop(key, None) is not None:
@@ -178,13 +184,17 @@ class Registrations:
 
     # -- change notifications (delivered to subscriptions/listen streams) --------------------
     def _changed(self, method: str) -> None:
-        self.list_cache.clear()
         self.serves_tasks = any(t.task is not None for t in self.tools.values())
         self.any_scopes = any(
             x.scopes
             for group in (self.tools.values(), self.resources.values(), self.prompts.values())
             for x in group
         ) or any(t.scopes for t in self.templates)
+        self._announce(method)
+
+    def _announce(self, method: str) -> None:
+        """A list changed: cached pages go, listeners hear `method`."""
+        self.list_cache.clear()
         self.subscriptions.publish(method)
         for listener in self.change_listeners:
             listener(method, None)
