@@ -7,8 +7,8 @@ Handlers may return these, plain dicts in wire shape, or plain Python values (se
 from __future__ import annotations
 
 import base64
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from dataclasses import dataclass, field, fields
+from typing import Any, ClassVar, Literal, Self
 
 Role = Literal["user", "assistant"]
 
@@ -18,6 +18,28 @@ def _put(d: dict[str, Any], key: str, value: Any) -> None:
         d[key] = value
 
 
+_WIRE_NAMES: dict[type, tuple[tuple[str, str], ...]] = {}
+
+
+def _wire_names(cls: type) -> tuple[tuple[str, str], ...]:
+    """Each field of a dataclass with its camelCase wire name (`read_only_hint` → `readOnlyHint`),
+    worked out once a class."""
+    names = _WIRE_NAMES.get(cls)
+    if names is None:
+        camel = [f.name.split("_") for f in fields(cls)]
+        names = tuple(("_".join(w), w[0] + "".join(x.title() for x in w[1:])) for w in camel)
+        _WIRE_NAMES[cls] = names
+    return names
+
+
+def _compact(obj: Any) -> dict[str, Any]:
+    """A dataclass whose every field is on the wire, camelCased: the fields that are set."""
+    d: dict[str, Any] = {}
+    for name, key in _wire_names(type(obj)):
+        _put(d, key, getattr(obj, name))
+    return d
+
+
 @dataclass(frozen=True, slots=True)
 class Annotations:
     audience: list[Role] | None = None
@@ -25,11 +47,7 @@ class Annotations:
     last_modified: str | None = None
 
     def to_wire(self) -> dict[str, Any]:
-        d: dict[str, Any] = {}
-        _put(d, "audience", self.audience)
-        _put(d, "priority", self.priority)
-        _put(d, "lastModified", self.last_modified)
-        return d
+        return _compact(self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,11 +58,7 @@ class Icon:
     theme: Literal["light", "dark"] | None = None
 
     def to_wire(self) -> dict[str, Any]:
-        d: dict[str, Any] = {"src": self.src}
-        _put(d, "mimeType", self.mime_type)
-        _put(d, "sizes", self.sizes)
-        _put(d, "theme", self.theme)
-        return d
+        return _compact(self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,13 +72,7 @@ class ToolAnnotations:
     open_world_hint: bool | None = None
 
     def to_wire(self) -> dict[str, Any]:
-        d: dict[str, Any] = {}
-        _put(d, "title", self.title)
-        _put(d, "readOnlyHint", self.read_only_hint)
-        _put(d, "destructiveHint", self.destructive_hint)
-        _put(d, "idempotentHint", self.idempotent_hint)
-        _put(d, "openWorldHint", self.open_world_hint)
-        return d
+        return _compact(self)
 
 
 def _annotated(
@@ -88,35 +96,32 @@ class TextContent:
 
 
 @dataclass(frozen=True, slots=True)
-class ImageContent:
+class _BinaryContent:
+    """Base64 data with its MIME type: what an image and an audio clip share on the wire."""
+
+    kind: ClassVar[str]
     data: str  # base64
     mime_type: str
     annotations: Annotations | None = None
     meta: dict[str, Any] | None = None
 
     @classmethod
-    def from_bytes(cls, raw: bytes, mime_type: str) -> ImageContent:
+    def from_bytes(cls, raw: bytes, mime_type: str) -> Self:
         return cls(base64.b64encode(raw).decode("ascii"), mime_type)
 
     def to_wire(self) -> dict[str, Any]:
-        d = {"type": "image", "data": self.data, "mimeType": self.mime_type}
+        d = {"type": self.kind, "data": self.data, "mimeType": self.mime_type}
         return _annotated(d, self.annotations, self.meta)
 
 
 @dataclass(frozen=True, slots=True)
-class AudioContent:
-    data: str  # base64
-    mime_type: str
-    annotations: Annotations | None = None
-    meta: dict[str, Any] | None = None
+class ImageContent(_BinaryContent):
+    kind: ClassVar[str] = "image"
 
-    @classmethod
-    def from_bytes(cls, raw: bytes, mime_type: str) -> AudioContent:
-        return cls(base64.b64encode(raw).decode("ascii"), mime_type)
 
-    def to_wire(self) -> dict[str, Any]:
-        d = {"type": "audio", "data": self.data, "mimeType": self.mime_type}
-        return _annotated(d, self.annotations, self.meta)
+@dataclass(frozen=True, slots=True)
+class AudioContent(_BinaryContent):
+    kind: ClassVar[str] = "audio"
 
 
 @dataclass(frozen=True, slots=True)
