@@ -7,7 +7,7 @@ Handlers may return these, plain dicts in wire shape, or plain Python values (se
 from __future__ import annotations
 
 import base64
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, Self
 
 Role = Literal["user", "assistant"]
@@ -18,26 +18,29 @@ def _put(d: dict[str, Any], key: str, value: Any) -> None:
         d[key] = value
 
 
-_WIRE_NAMES: dict[type, tuple[tuple[str, str], ...]] = {}
-
-
-def _wire_names(cls: type) -> tuple[tuple[str, str], ...]:
-    """Each field of a dataclass with its camelCase wire name (`read_only_hint` → `readOnlyHint`),
-    worked out once a class."""
-    names = _WIRE_NAMES.get(cls)
-    if names is None:
-        camel = [f.name.split("_") for f in fields(cls)]
-        names = tuple(("_".join(w), w[0] + "".join(x.title() for x in w[1:])) for w in camel)
-        _WIRE_NAMES[cls] = names
-    return names
-
-
-def _compact(obj: Any) -> dict[str, Any]:
-    """A dataclass whose every field is on the wire, camelCased: the fields that are set."""
+def _compact(obj: Any, wire: tuple[tuple[str, str], ...]) -> dict[str, Any]:
+    """The fields of `obj` that are set, each under its wire name: `wire` pairs them."""
     d: dict[str, Any] = {}
-    for name, key in _wire_names(type(obj)):
-        _put(d, key, getattr(obj, name))
+    for name, key in wire:
+        value = getattr(obj, name)
+        if value is not None:
+            d[key] = value
     return d
+
+
+_ANNOTATIONS = (
+    ("audience", "audience"),
+    ("priority", "priority"),
+    ("last_modified", "lastModified"),
+)
+_ICON = (("src", "src"), ("mime_type", "mimeType"), ("sizes", "sizes"), ("theme", "theme"))
+_TOOL_ANNOTATIONS = (
+    ("title", "title"),
+    ("read_only_hint", "readOnlyHint"),
+    ("destructive_hint", "destructiveHint"),
+    ("idempotent_hint", "idempotentHint"),
+    ("open_world_hint", "openWorldHint"),
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,7 +50,7 @@ class Annotations:
     last_modified: str | None = None
 
     def to_wire(self) -> dict[str, Any]:
-        return _compact(self)
+        return _compact(self, _ANNOTATIONS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,7 +61,7 @@ class Icon:
     theme: Literal["light", "dark"] | None = None
 
     def to_wire(self) -> dict[str, Any]:
-        return _compact(self)
+        return _compact(self, _ICON)
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +75,7 @@ class ToolAnnotations:
     open_world_hint: bool | None = None
 
     def to_wire(self) -> dict[str, Any]:
-        return _compact(self)
+        return _compact(self, _TOOL_ANNOTATIONS)
 
 
 def _annotated(
