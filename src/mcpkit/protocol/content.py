@@ -135,11 +135,7 @@ class TextResourceContents:
     meta: dict[str, Any] | None = None
 
     def to_wire(self) -> dict[str, Any]:
-        d: dict[str, Any] = {"uri": self.uri}
-        _put(d, "mimeType", self.mime_type)
-        d["text"] = self.text
-        _put(d, "_meta", self.meta)
-        return d
+        return _contents(self.uri, self.mime_type, "text", self.text, self.meta)
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,14 +150,21 @@ class BlobResourceContents:
         return cls(uri, base64.b64encode(raw).decode("ascii"), mime_type)
 
     def to_wire(self) -> dict[str, Any]:
-        d: dict[str, Any] = {"uri": self.uri}
-        _put(d, "mimeType", self.mime_type)
-        d["blob"] = self.blob
-        _put(d, "_meta", self.meta)
-        return d
+        return _contents(self.uri, self.mime_type, "blob", self.blob, self.meta)
 
 
 ResourceContents = TextResourceContents | BlobResourceContents
+
+
+def _contents(
+    uri: str, mime_type: str | None, key: str, value: str, meta: dict[str, Any] | None
+) -> dict[str, Any]:
+    """A resource's contents on the wire: text or blob (`key`) between the MIME type and `_meta`."""
+    d: dict[str, Any] = {"uri": uri}
+    _put(d, "mimeType", mime_type)
+    d[key] = value
+    _put(d, "_meta", meta)
+    return d
 
 
 @dataclass(frozen=True, slots=True)
