@@ -210,3 +210,30 @@ async def test_a_ready_transport_also_delivers_to_the_client() -> None:
     async with Client(progress_server().memory_transport(own.append)) as client:
         await client.call_tool("slow", progress=lambda p, _t, _m: seen.append(p))
     assert seen == [1, 2] and len(own) == 2
+
+
+async def test_server_requests_are_answered_by_one_function_for_every_transport() -> None:
+    # stdio and legacy HTTP answer a server→client request the same way: the handler's result,
+    # its MCPError as itself, anything else as -32603 naming the failure.
+    from mcpkit.client.transport import answer_request
+    from mcpkit.protocol.errors import MCPError
+    from mcpkit.protocol.jsonrpc import Request
+
+    async def handler(method: str, params: JSONObject) -> JSONObject:
+        if method == "roots/list":
+            return {"roots": []}
+        if method == "sampling/createMessage":
+            raise MCPError("no model here", code=-32601)
+        raise RuntimeError("the form broke")
+
+    def answer(raw: bytes) -> JSONObject:
+        decoded: JSONObject = orjson.loads(raw)
+        return decoded
+
+    ok = answer(await answer_request(handler, Request(1, "roots/list", None)))
+    assert ok == {"jsonrpc": "2.0", "id": 1, "result": {"roots": []}}
+    refused = answer(await answer_request(handler, Request(2, "sampling/createMessage", {})))
+    assert refused["error"]["code"] == -32601 and refused["error"]["message"] == "no model here"
+    broken = answer(await answer_request(handler, Request("3", "elicitation/create", {})))
+    assert broken["id"] == "3" and broken["error"]["code"] == -32603
+    assert broken["error"]["message"] == "client handler failed: the form broke"

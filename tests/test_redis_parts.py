@@ -3,6 +3,8 @@ under the configuration's prefix; `server.health()` reports the event bus."""
 
 from __future__ import annotations
 
+import asyncio
+from collections import deque
 from typing import Any
 
 import pytest
@@ -10,9 +12,10 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 
 from mcpkit import Server
 from mcpkit.server.redis_backend import RedisEventBus, RedisStateStore
-from mcpkit.server.redis_config import RedisConfig
+from mcpkit.server.redis_config import RedisConfig, until_queued
 from mcpkit.server.redis_idempotency import RedisIdempotencyStore
 from processes import REDIS, redis_process
+from support import scaled
 
 
 def test_parts_share_one_configuration() -> None:
@@ -34,6 +37,25 @@ def test_backoff_is_capped() -> None:
 
 
 @pytest.mark.skipif(REDIS is None, reason="redis-server is not installed")
+async def test_a_writer_sleeps_while_its_queue_is_empty() -> None:
+    # The event bus's publisher and the task store's writer share this pause.
+    queue: deque[bytes] = deque([b"e"])
+    idle, wake = asyncio.Event(), asyncio.Event()
+    await until_queued(queue, idle, wake)  # something queued: no pause, not idle
+    assert not idle.is_set()
+    queue.clear()
+    waiting = asyncio.create_task(until_queued(queue, idle, wake))
+    await asyncio.wait_for(idle.wait(), scaled(5))
+    idle.clear()
+    wake.set()  # a wake with nothing queued: it says idle again and sleeps on
+    await asyncio.wait_for(idle.wait(), scaled(5))
+    assert not waiting.done()
+    queue.append(b"e")
+    idle.clear()
+    wake.set()
+    await asyncio.wait_for(waiting, scaled(5))
+
+
 async def test_single_use_state_under_the_prefix() -> None:
     async with redis_process() as redis:
         config = RedisConfig(redis.url, prefix="shop:")

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterator
+from contextlib import contextmanager
 from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
@@ -74,6 +75,20 @@ LogLevelOpt = Annotated[
 ]
 
 
+def _words(metavar: str, help: str) -> Any:
+    """The `[TARGET] NAME ...` words of a command that names one thing on a server."""
+    return typer.Argument(metavar=metavar, help=help, show_default=False)
+
+
+@contextmanager
+def _usage() -> Iterator[None]:
+    """What the user typed did not parse (a `ValueError`): one line, no traceback."""
+    try:
+        yield
+    except ValueError as exc:
+        raise CLIError(str(exc)) from None
+
+
 def _run(work: Callable[[], Coroutine[Any, Any, T]]) -> T:
     """Run the client coroutine (errors become one line in `main`)."""
     return asyncio.run(work())
@@ -101,13 +116,10 @@ def _session(
     from .arguments import resolve_target
     from .output import logs_at, show_notification
 
-    try:
+    with _usage():
         resolved = resolve_target(target, ctx.obj)
-    except ValueError as exc:
-        raise CLIError(str(exc)) from None
-    headers = option_pairs(header, ":", "'Name: value'")
-    try:
-        return Client(
+        headers = option_pairs(header, ":", "'Name: value'")
+        client = Client(
             resolved,
             timeout=timeout if timeout > 0 else None,
             headers=headers,
@@ -117,8 +129,7 @@ def _session(
             log_level=log_level.value if log_level is not None else None,
             auth=_oauth(resolved, headers),
         )
-    except ValueError as exc:
-        raise CLIError(str(exc)) from None
+    return client
 
 
 def _oauth(target: str | list[str], headers: dict[str, str]) -> Any:
@@ -231,10 +242,9 @@ def call(
     ctx: typer.Context,
     args: Annotated[
         list[str] | None,
-        typer.Argument(
-            metavar="[TARGET] TOOL [KEY=VALUE]...",
-            help="Values take the type the tool's schema gives them (else JSON if they parse).",
-            show_default=False,
+        _words(
+            "[TARGET] TOOL [KEY=VALUE]...",
+            "Values take the type the tool's schema gives them (else JSON if they parse).",
         ),
     ] = None,
     args_json: Annotated[
@@ -251,11 +261,9 @@ def call(
     from .arguments import coerce_arguments, parse_json_object, split_pairs
 
     target, tool, pairs = _split_target(ctx, args, "TOOL")
-    try:
+    with _usage():
         base = parse_json_object(args_json) if args_json is not None else {}
         raw = split_pairs(pairs)
-    except ValueError as exc:
-        raise CLIError(str(exc)) from None
     session = _session(ctx, target, timeout, header, env, log_level)
 
     async def work() -> dict[str, Any]:
@@ -291,10 +299,7 @@ def call(
 
 def read(
     ctx: typer.Context,
-    args: Annotated[
-        list[str] | None,
-        typer.Argument(metavar="[TARGET] URI", help="The resource to read.", show_default=False),
-    ] = None,
+    args: Annotated[list[str] | None, _words("[TARGET] URI", "The resource to read.")] = None,
     json_output: JsonOpt = False,
     timeout: TimeoutOpt = 60.0,
     header: HeaderOpt = None,
@@ -329,11 +334,7 @@ def prompt(
     ctx: typer.Context,
     args: Annotated[
         list[str] | None,
-        typer.Argument(
-            metavar="[TARGET] NAME [KEY=VALUE]...",
-            help="The prompt and its arguments (strings).",
-            show_default=False,
-        ),
+        _words("[TARGET] NAME [KEY=VALUE]...", "The prompt and its arguments (strings)."),
     ] = None,
     json_output: JsonOpt = False,
     timeout: TimeoutOpt = 60.0,
@@ -344,10 +345,8 @@ def prompt(
     from .arguments import split_pairs
 
     target, name, pairs = _split_target(ctx, args, "NAME")
-    try:
+    with _usage():
         arguments = split_pairs(pairs)
-    except ValueError as exc:
-        raise CLIError(str(exc)) from None
     session = _session(ctx, target, timeout, header, env)
 
     async def work() -> dict[str, Any]:

@@ -18,15 +18,14 @@ from ..protocol.jsonrpc import (
     RequestId,
     Response,
     decode,
-    encode_error,
     encode_notification,
     encode_request,
-    encode_result,
 )
 from .errors import ConnectionClosed, InvalidResponse, TransportError
 from .http_failures import failure, raise_http_error, unexpected_content
 from .http_headers import CALL_HEADERS
 from .sse import SSEParser
+from .transport import answer_request
 
 log = logging.getLogger("mcpkit.client")
 
@@ -186,15 +185,7 @@ class LegacyHttpChannel:
             task.add_done_callback(self._tasks.discard)
 
     async def _answer(self, request: Request) -> None:
-        try:
-            body = encode_result(
-                request.id, await self.on_request(request.method, request.params or {})
-            )
-        except MCPError as exc:
-            body = encode_error(request.id, exc)
-        except Exception as exc:
-            log.exception("handler for %s failed", request.method)
-            body = encode_error(request.id, MCPError(f"client handler failed: {exc}", code=-32603))
+        body = await answer_request(self.on_request, request)
         with contextlib.suppress(aiohttp.ClientError, OSError):
             async with await self.transport.send("POST", self.headers(), body) as resp:
                 await resp.read()

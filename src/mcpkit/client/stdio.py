@@ -22,10 +22,8 @@ from ..protocol.jsonrpc import (
     RequestId,
     Response,
     decode,
-    encode_error,
     encode_notification,
     encode_request,
-    encode_result,
 )
 from ..protocol.transport import (
     NotificationSink,
@@ -35,7 +33,7 @@ from ..protocol.transport import (
 )
 from ..protocol.versions import META_SUBSCRIPTION_ID
 from .errors import ConnectFailed, ConnectionClosed, TransportError
-from .transport import NotificationHandler, dispatch_notification, logger
+from .transport import NotificationHandler, answer_request, dispatch_notification, logger
 
 if TYPE_CHECKING:
     from .legacy_stdio import StdioSessionChannel
@@ -283,14 +281,7 @@ class StdioTransport:
     async def _answer(self, request: Request) -> None:
         """Legacy era: run the handler for a server→client request and write its response."""
         assert self.on_request is not None
-        try:
-            result = await self.on_request(request.method, request.params or {})
-            line = encode_result(request.id, result)
-        except MCPError as exc:
-            line = encode_error(request.id, exc)
-        except Exception as exc:
-            logger.exception("handler for %s failed", request.method)
-            line = encode_error(request.id, MCPError(f"client handler failed: {exc}", code=-32603))
+        line = await answer_request(self.on_request, request)
         with contextlib.suppress(TransportError):
             await self._write(line)
 

@@ -19,11 +19,21 @@ import inspect
 import logging
 from typing import Any, Protocol, runtime_checkable
 
-from ..protocol.jsonrpc import JSONObject, Notification, RequestId, Response
+from ..protocol.errors import MCPError
+from ..protocol.jsonrpc import (
+    JSONObject,
+    Notification,
+    Request,
+    RequestId,
+    Response,
+    encode_error,
+    encode_result,
+)
 from ..protocol.transport import (
     NotificationHandler,
     OpenSession,
     OpenStream,
+    ServerRequestHandler,
     SessionChannel,
     ToolFilter,
     TransportCapabilities,
@@ -43,6 +53,7 @@ __all__ = [
     "TransportError",
     "TransportSource",
     "also",
+    "answer_request",
     "dispatch_notification",
 ]
 
@@ -99,3 +110,15 @@ async def dispatch_notification(handler: NotificationHandler | None, message: No
             await outcome
     except Exception:
         logger.exception("notification handler failed for %s", message.method)
+
+
+async def answer_request(handler: ServerRequestHandler, request: Request) -> bytes:
+    """Run the handler for a server→client request (legacy era) and encode its response: the
+    handler's `MCPError` as itself, any other failure as -32603 (logged)."""
+    try:
+        return encode_result(request.id, await handler(request.method, request.params or {}))
+    except MCPError as exc:
+        return encode_error(request.id, exc)
+    except Exception as exc:
+        logger.exception("handler for %s failed", request.method)
+        return encode_error(request.id, MCPError(f"client handler failed: {exc}", code=-32603))

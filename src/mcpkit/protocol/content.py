@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import base64
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal, Self
 
 Role = Literal["user", "assistant"]
 
@@ -18,6 +18,31 @@ def _put(d: dict[str, Any], key: str, value: Any) -> None:
         d[key] = value
 
 
+def _compact(obj: Any, wire: tuple[tuple[str, str], ...]) -> dict[str, Any]:
+    """The fields of `obj` that are set, each under its wire name: `wire` pairs them."""
+    d: dict[str, Any] = {}
+    for name, key in wire:
+        value = getattr(obj, name)
+        if value is not None:
+            d[key] = value
+    return d
+
+
+_ANNOTATIONS = (
+    ("audience", "audience"),
+    ("priority", "priority"),
+    ("last_modified", "lastModified"),
+)
+_ICON = (("src", "src"), ("mime_type", "mimeType"), ("sizes", "sizes"), ("theme", "theme"))
+_TOOL_ANNOTATIONS = (
+    ("title", "title"),
+    ("read_only_hint", "readOnlyHint"),
+    ("destructive_hint", "destructiveHint"),
+    ("idempotent_hint", "idempotentHint"),
+    ("open_world_hint", "openWorldHint"),
+)
+
+
 @dataclass(frozen=True, slots=True)
 class Annotations:
     audience: list[Role] | None = None
@@ -25,11 +50,7 @@ class Annotations:
     last_modified: str | None = None
 
     def to_wire(self) -> dict[str, Any]:
-        d: dict[str, Any] = {}
-        _put(d, "audience", self.audience)
-        _put(d, "priority", self.priority)
-        _put(d, "lastModified", self.last_modified)
-        return d
+        return _compact(self, _ANNOTATIONS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,11 +61,7 @@ class Icon:
     theme: Literal["light", "dark"] | None = None
 
     def to_wire(self) -> dict[str, Any]:
-        d: dict[str, Any] = {"src": self.src}
-        _put(d, "mimeType", self.mime_type)
-        _put(d, "sizes", self.sizes)
-        _put(d, "theme", self.theme)
-        return d
+        return _compact(self, _ICON)
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,13 +75,7 @@ class ToolAnnotations:
     open_world_hint: bool | None = None
 
     def to_wire(self) -> dict[str, Any]:
-        d: dict[str, Any] = {}
-        _put(d, "title", self.title)
-        _put(d, "readOnlyHint", self.read_only_hint)
-        _put(d, "destructiveHint", self.destructive_hint)
-        _put(d, "idempotentHint", self.idempotent_hint)
-        _put(d, "openWorldHint", self.open_world_hint)
-        return d
+        return _compact(self, _TOOL_ANNOTATIONS)
 
 
 def _annotated(
@@ -88,35 +99,32 @@ class TextContent:
 
 
 @dataclass(frozen=True, slots=True)
-class ImageContent:
+class _BinaryContent:
+    """Base64 data with its MIME type: what an image and an audio clip share on the wire."""
+
+    kind: ClassVar[str]
     data: str  # base64
     mime_type: str
     annotations: Annotations | None = None
     meta: dict[str, Any] | None = None
 
     @classmethod
-    def from_bytes(cls, raw: bytes, mime_type: str) -> ImageContent:
+    def from_bytes(cls, raw: bytes, mime_type: str) -> Self:
         return cls(base64.b64encode(raw).decode("ascii"), mime_type)
 
     def to_wire(self) -> dict[str, Any]:
-        d = {"type": "image", "data": self.data, "mimeType": self.mime_type}
+        d = {"type": self.kind, "data": self.data, "mimeType": self.mime_type}
         return _annotated(d, self.annotations, self.meta)
 
 
 @dataclass(frozen=True, slots=True)
-class AudioContent:
-    data: str  # base64
-    mime_type: str
-    annotations: Annotations | None = None
-    meta: dict[str, Any] | None = None
+class ImageContent(_BinaryContent):
+    kind: ClassVar[str] = "image"
 
-    @classmethod
-    def from_bytes(cls, raw: bytes, mime_type: str) -> AudioContent:
-        return cls(base64.b64encode(raw).decode("ascii"), mime_type)
 
-    def to_wire(self) -> dict[str, Any]:
-        d = {"type": "audio", "data": self.data, "mimeType": self.mime_type}
-        return _annotated(d, self.annotations, self.meta)
+@dataclass(frozen=True, slots=True)
+class AudioContent(_BinaryContent):
+    kind: ClassVar[str] = "audio"
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,11 +135,7 @@ class TextResourceContents:
     meta: dict[str, Any] | None = None
 
     def to_wire(self) -> dict[str, Any]:
-        d: dict[str, Any] = {"uri": self.uri}
-        _put(d, "mimeType", self.mime_type)
-        d["text"] = self.text
-        _put(d, "_meta", self.meta)
-        return d
+        return _contents(self.uri, self.mime_type, "text", self.text, self.meta)
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,14 +150,21 @@ class BlobResourceContents:
         return cls(uri, base64.b64encode(raw).decode("ascii"), mime_type)
 
     def to_wire(self) -> dict[str, Any]:
-        d: dict[str, Any] = {"uri": self.uri}
-        _put(d, "mimeType", self.mime_type)
-        d["blob"] = self.blob
-        _put(d, "_meta", self.meta)
-        return d
+        return _contents(self.uri, self.mime_type, "blob", self.blob, self.meta)
 
 
 ResourceContents = TextResourceContents | BlobResourceContents
+
+
+def _contents(
+    uri: str, mime_type: str | None, key: str, value: str, meta: dict[str, Any] | None
+) -> dict[str, Any]:
+    """A resource's contents on the wire: text or blob (`key`) between the MIME type and `_meta`."""
+    d: dict[str, Any] = {"uri": uri}
+    _put(d, "mimeType", mime_type)
+    d[key] = value
+    _put(d, "_meta", meta)
+    return d
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,7 +22,7 @@ import orjson
 
 from .events import Deliver
 from .health import BusHealth
-from .redis_config import RedisConfig, as_config, unavailable, unreachable
+from .redis_config import RedisConfig, as_config, unavailable, unreachable, until_queued
 
 __all__ = ["RedisEventBus", "RedisStateStore"]
 
@@ -216,11 +216,7 @@ class RedisEventBus:
         attempt = 0
         try:
             while True:
-                if not self._outbox:
-                    self._empty.set()
-                    self._wake.clear()
-                    await self._wake.wait()
-                    continue
+                await until_queued(self._outbox, self._empty, self._wake)
                 try:
                     await client.xadd(
                         self.channel, {b"e": self._outbox[0]}, maxlen=self.retain, approximate=True

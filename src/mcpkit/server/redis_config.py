@@ -9,7 +9,9 @@ Needs the `redis` package (`pip install 'mcpkit[redis]'`); it is imported on fir
 
 from __future__ import annotations
 
+import asyncio
 import random
+from collections.abc import Sized
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -80,6 +82,16 @@ class RedisConfig:
         if self._client is not None:
             client, self._client = self._client, None
             await client.aclose()
+
+
+async def until_queued(queue: Sized, idle: asyncio.Event, wake: asyncio.Event) -> None:
+    """The pause of a task that writes a queue to Redis in order (the event bus's outbox, the
+    task store's changed tasks): while the queue is empty, say so on `idle` and sleep until
+    `wake` is set."""
+    while not queue:
+        idle.set()
+        wake.clear()
+        await wake.wait()
 
 
 def unreachable() -> tuple[type[BaseException], ...]:

@@ -57,13 +57,11 @@ class TokenSet:
         return newer
 
     def to_json(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["scope"] = list(self.scope)
-        return d
+        return _to_json(self, "scope")
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> TokenSet:
-        return cls(**{**data, "scope": tuple(data.get("scope") or ())})
+        return cls(**_from_json(data, "scope"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,10 +81,20 @@ class ClientIdentity:
     redirect_uris: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["redirect_uris"] = list(self.redirect_uris)
-        return d
+        return _to_json(self, "redirect_uris")
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> ClientIdentity:
-        return cls(**{**data, "redirect_uris": tuple(data.get("redirect_uris") or ())})
+        return cls(**_from_json(data, "redirect_uris"))
+
+
+def _to_json(record: TokenSet | ClientIdentity, listed: str) -> dict[str, Any]:
+    """The record as a JSON object; its one tuple field (`listed`) as a list."""
+    d = asdict(record)
+    d[listed] = list(d[listed])
+    return d
+
+
+def _from_json(data: dict[str, Any], listed: str) -> dict[str, Any]:
+    """`to_json`'s object as keyword arguments: the list back to a tuple (absent: empty)."""
+    return {**data, listed: tuple(data.get(listed) or ())}

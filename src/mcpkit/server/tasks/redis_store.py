@@ -39,7 +39,7 @@ from ...protocol.errors import InternalError, InvalidParams
 from ...protocol.tasks import TERMINAL
 from ..inputs import call_from_wire, parse_answer
 from ..ownership import Owner, same_owner
-from ..redis_config import RedisConfig, as_config, unavailable, unreachable
+from ..redis_config import RedisConfig, as_config, unavailable, unreachable, until_queued
 from . import redis_scripts as lua
 from .lapse import failed_view, lapsed_error
 from .store import TaskRecord, TaskStore, TaskView
@@ -288,11 +288,7 @@ class RedisTaskStore(TaskStore):
         """Write changed tasks in order, each at its latest state; retry while Redis is away."""
         attempt = 0
         while True:
-            if not self._dirty:
-                self._idle.set()
-                self._wake.clear()
-                await self._wake.wait()
-                continue
+            await until_queued(self._dirty, self._idle, self._wake)
             task_id = next(iter(self._dirty))
             record = self._dirty.pop(task_id)
             try:
