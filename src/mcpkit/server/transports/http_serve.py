@@ -4,20 +4,20 @@ default (TR-HTTP-04). Imported only when serving, so `mcpkit.server.transports.h
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import os
-import signal
 import socket
 import sys
 from typing import TYPE_CHECKING, Any, Literal
 
 from ...protocol.errors import InternalError
 from .http import StreamableHTTPApp
+from .http_limits import HttpLimits
 from .tuning import tune_gc
 
 if TYPE_CHECKING:
     from ..server import Server
+    from .uvicorn_adapter import DrainingServer
 
 log = logging.getLogger("mcpkit.http")
 
@@ -90,11 +90,11 @@ def serve_http(
         options.setdefault("allowed_hosts", list(settings.allowed_hosts))
     max_connections, listeners = _caps(max_connections, max_listen_streams)
     options.setdefault("max_listen_streams", listeners)
-    http: Any = "h11"  # without httptools: uvicorn's h11, its head size limited only
-    with contextlib.suppress(ImportError):
-        from .http_limits import HttpLimits, limited_protocol
+    from . import uvicorn_adapter as adapter
 
-        http = limited_protocol(
+    protocol: type[adapter.LimitedHttpToolsProtocol] | None = None
+    if adapter.supported():
+        protocol = adapter.limited_protocol(
             HttpLimits(
                 header_timeout=header_timeout,
                 body_timeout=body_timeout,
@@ -104,9 +104,11 @@ def serve_http(
                 max_connections=max_connections,
             )
         )
+    else:  # uvicorn's h11, its head size limited only
+        log.warning("%s", adapter.unsupported_line())
     # The protocol times bodies out; the app does only where it cannot (h11).
     app = StreamableHTTPApp(
-        server, path=path, body_timeout=body_timeout if http == "h11" else None, **options
+        server, path=path, body_timeout=body_timeout if protocol is None else None, **options
     )
     if host not in ("127.0.0.1", "localhost", "::1") and "allowed_hosts" not in options:
         log.warning(
@@ -122,15 +124,16 @@ def serve_http(
         log_config=None if settings.log_format == "json" else uvicorn.config.LOGGING_CONFIG,
         lifespan="on",
         loop=_loop_impl(),
-        http=http,
+        http=protocol or "h11",
         timeout_keep_alive=keep_alive_timeout,
         h11_max_incomplete_event_size=max_header_bytes,
-        timeout_graceful_shutdown=1,  # after the drain (see _UvicornServer.shutdown)
+        timeout_graceful_shutdown=1,  # after the drain (see _Stopping.drain)
         # Loopback by default: X-Forwarded-* are not trusted unless the caller asks for it.
         proxy_headers=proxy_headers,
     )
     sockets = [_shared_port(host, port)] if reuse_port else None
-    _UvicornServer(config, server, app, drain_timeout).run(sockets=sockets)
+    stopping = _Stopping(server, app, drain_timeout)
+    adapter.DrainingServer(config, stopping, protocol).run(sockets=sockets)
 
 
 def _caps(
@@ -168,41 +171,21 @@ def _loop_impl() -> str:
     return "uvloop"
 
 
-def _uvicorn_server_cls() -> type:
-    import uvicorn
+class _Stopping:
+    """How `serve_http` stops (`uvicorn_adapter.Lifecycle`): the first SIGINT or SIGTERM says
+    so in one line and drains; a second Ctrl-C stops at once (status 130)."""
 
-    return uvicorn.Server
-
-
-class _UvicornServer(_uvicorn_server_cls()):  # type: ignore[misc]
-    """uvicorn's server, draining before it shuts down (see `serve_http`). The first SIGINT or
-    SIGTERM says so in one line and drains; a second Ctrl-C stops at once (status 130)."""
-
-    def __init__(
-        self, config: Any, mcp_server: Server, app: StreamableHTTPApp, drain_timeout: float
-    ) -> None:
-        super().__init__(config)
+    def __init__(self, mcp_server: Server, app: StreamableHTTPApp, drain_timeout: float) -> None:
         self._mcp_server = mcp_server
         self._app = app
         self._drain_timeout = drain_timeout
-        self._loop: asyncio.AbstractEventLoop | None = None
         self._stopping: asyncio.Task[None] | None = None
 
-    async def startup(self, sockets: Any = None) -> None:
-        self._loop = asyncio.get_running_loop()
-        await super().startup(sockets)
+    def started(self) -> None:
         tune_gc()
 
-    def handle_exit(self, sig: int, frame: Any) -> None:
-        if self.should_exit and sig == signal.SIGINT:  # the second Ctrl-C: stop now
-            loop = self._loop
-            if loop is None or loop.is_closed():
-                os._exit(130)
-            loop.call_soon_threadsafe(self._start_stopping_now, loop)
-            return
-        super().handle_exit(sig, frame)
-
-    def _start_stopping_now(self, loop: asyncio.AbstractEventLoop) -> None:
+    def stop_now(self) -> None:
+        loop = asyncio.get_running_loop()
         self._stopping = loop.create_task(self._stop_now())  # kept: the loop holds weak refs
 
     async def _stop_now(self) -> None:
@@ -216,11 +199,7 @@ class _UvicornServer(_uvicorn_server_cls()):  # type: ignore[misc]
         sys.stderr.flush()
         os._exit(130)
 
-    async def shutdown(self, sockets: Any = None) -> None:
-        await self._drain(sockets)
-        await super().shutdown(sockets)  # closes what is left, then the lifespan ends
-
-    async def _drain(self, sockets: Any) -> None:
+    async def drain(self, server: DrainingServer, sockets: list[socket.socket] | None) -> None:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self._drain_timeout
         calls = self._app.in_flight()
@@ -230,31 +209,16 @@ class _UvicornServer(_uvicorn_server_cls()):  # type: ignore[misc]
             file=sys.stderr,
             flush=True,
         )
-        self._stop_accepting(sockets)
+        server.stop_accepting(sockets)
+        if self._app.legacy is not None:
+            self._app.legacy.drain()
         work = loop.create_task(self._mcp_server.drain(self._drain_timeout))
-        while self.server_state.connections or not work.done():
+        while server.open_connections() or not work.done():
             if loop.time() >= deadline:
                 self._cut_off()
                 break
             await asyncio.sleep(0.1)  # uvicorn's own pace: connections have no event
         await work
-
-    def _stop_accepting(self, sockets: Any) -> None:
-        for listener in self.servers:  # stop accepting: a proxy takes new ones elsewhere
-            listener.close()
-        for sock in sockets or []:
-            sock.close()
-        protocol = getattr(self.config, "http_protocol_class", None)
-        if isinstance(protocol, type) and hasattr(protocol, "draining"):
-            protocol.draining = True  # the next request on an open connection closes it
-        for connection in list(self.server_state.connections):
-            cycle = getattr(connection, "cycle", None)
-            if cycle is not None and not cycle.response_complete:
-                cycle.keep_alive = False
-            elif not getattr(protocol, "draining", False):
-                connection.shutdown()  # without the flag, idle connections close now
-        if self._app.legacy is not None:
-            self._app.legacy.drain()
 
     def _cut_off(self) -> None:
         """The drain timeout passed: calls still running are answered with an error."""
