@@ -277,6 +277,15 @@ def limited_protocol(limits: HttpLimits) -> type[LimitedHttpToolsProtocol]:
     )
 
 
+def protocol_for(limits: HttpLimits) -> type[LimitedHttpToolsProtocol] | None:
+    """The protocol class for `Config(http=...)` with these limits; None (serve with uvicorn's
+    h11, and say so in one line) when the installed uvicorn is outside `SUPPORTED`."""
+    if supported():
+        return limited_protocol(limits)
+    log.warning("%s", unsupported_line())
+    return None
+
+
 class Lifecycle(Protocol):
     """What `DrainingServer` asks of its owner (`http_serve`): no uvicorn in it."""
 
