@@ -32,37 +32,41 @@ ADMISSIONS = {"OpenSession", "ClientNotification", "ClientResponse"}
 
 
 class Recorder:
-    """A `Handler` that says which action it was asked for."""
+    """A `Handler` that says which action it was asked for (and the method, where it has one)."""
+
+    def _said(self, action: str, ctx: str, message: Any = None) -> str:
+        method = getattr(message, "method", None)
+        return " ".join(part for part in (action, method, ctx) if part)
 
     def call(self, request: ServerRequest, ctx: str) -> str:
-        return f"call {request.method} {ctx}"
+        return self._said("call", ctx, request)
 
     def listen(self, request: ServerRequest, ctx: str) -> str:
-        return f"listen {ctx}"
+        return self._said("listen", ctx)
 
     def session_request(self, request: ServerRequest, ctx: str) -> str:
-        return f"session_request {request.method} {ctx}"
+        return self._said("session_request", ctx, request)
 
     def open_session(self, request: OpenSession, ctx: str) -> str:
-        return f"open_session {ctx}"
+        return self._said("open_session", ctx)
 
     def notification(self, note: ClientNotification, ctx: str) -> str:
-        return f"notification {note.method} {ctx}"
+        return self._said("notification", ctx, note)
 
     def response(self, response: ClientResponse, ctx: str) -> str:
-        return f"response {ctx}"
+        return self._said("response", ctx)
 
     def nothing(self, ctx: str) -> str:
-        return f"nothing {ctx}"
+        return self._said("nothing", ctx)
+
+
+def shout(text: str) -> str:
+    return text.upper()
 
 
 def make_server() -> Server:
     server = Server("core")
-
-    @server.tool()
-    def echo(text: str) -> str:
-        return text
-
+    server.tool()(shout)
     return server
 
 
@@ -75,7 +79,7 @@ def _route(server: Server, message: dict[str, Any], session: Any = None) -> str:
 
 def test_each_kind_of_message_has_one_action() -> None:
     server = make_server()
-    assert _route(server, rpc("tools/call", {"name": "echo"})) == "call tools/call ctx"
+    assert _route(server, rpc("tools/call", {"name": "shout"})) == "call tools/call ctx"
     assert _route(server, rpc("subscriptions/listen", {"notifications": {}})) == "listen ctx"
     assert _route(server, init_message()) == "open_session ctx"
     cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}}

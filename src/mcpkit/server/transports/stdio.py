@@ -22,18 +22,12 @@ from ...protocol import jsonrpc
 from ...protocol.errors import InvalidRequest, MCPError
 from ...protocol.jsonrpc import encode_error
 from ...telemetry.context import current_transport
-from ..admission import (
-    ClientNotification,
-    ClientResponse,
-    OpenSession,
-    Refused,
-    ServerRequest,
-    admit,
-)
+from ..admission import Refused, admit
 from ..readiness import watch
 from ..session_core import ID_IN_USE, InFlight, dispatch, listen_frames
 
 if TYPE_CHECKING:
+    from ..admission import ClientNotification, ClientResponse, OpenSession, ServerRequest
     from ..auth.resource import EnvironmentAuth
     from ..legacy.session import LegacySession
     from ..server import Server
