@@ -218,12 +218,14 @@ class StdioConnection:
 
     def _start(self, request: ServerRequest, coro: Coroutine[Any, Any, None]) -> None:
         """A task for the request, unless its id is in use (BASE-05). The task forgets itself
-        as it ends, or is forgotten when cancelled by id."""
-        if self.in_flight.in_use(request.id):
+        as it ends, or is forgotten when cancelled by id. (`InFlight`'s own dict, read here
+        without its two method calls: this runs for every stdio request.)"""
+        tasks = self.tasks
+        if request.id in tasks:
             coro.close()
             self.write(encode_error(request.id, ID_IN_USE))
             return
-        self.in_flight.start(request.id, asyncio.get_running_loop().create_task(coro))
+        tasks[request.id] = asyncio.get_running_loop().create_task(coro)
 
     async def _request(self, request: ServerRequest) -> None:
         try:
