@@ -166,3 +166,19 @@ def test_the_listen_loop_and_the_dispatch_exist_once() -> None:
                 assert ast.unparse(node.left.func) != "type" or not kinds, (
                     f"{path.name}:{node.lineno} dispatches by type"
                 )
+
+
+async def test_a_session_s_cancelled_request_keeps_its_id_until_its_task_ends() -> None:
+    """2025-11-25: the cancelled request answers nothing and frees its id as its task ends;
+    on stdio's modern wire the id is free at once (the test above)."""
+    in_flight: InFlight[asyncio.Task[None]] = InFlight()
+    never: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    task = asyncio.get_running_loop().create_task(_wait(never))
+    in_flight.start(3, task)
+    note = ClientNotification("notifications/cancelled", {"requestId": 3}, LEGACY)
+    in_flight.cancel(note, forget=False)
+    assert in_flight.in_use(3)
+    await asyncio.wait([task], timeout=scaled(5))
+    assert task.cancelled()
+    in_flight.forget(3, task)
+    assert not in_flight.in_use(3)

@@ -119,11 +119,14 @@ class InFlight(Generic[T]):
     def start(self, request_id: Hashable, task: T) -> None:
         self.tasks[request_id] = task
 
-    def cancel(self, note: ClientNotification) -> None:
-        """Cancel the request `note` names, if it is a cancellation of one in flight: it is
-        forgotten at once (its id free again) and sends nothing more (TR-STDIO-10)."""
+    def cancel(self, note: ClientNotification, *, forget: bool = True) -> None:
+        """Cancel the request `note` names, if it is a cancellation of one in flight. It is
+        forgotten at once (its id free again, nothing more sent: TR-STDIO-10), or with
+        `forget=False` (a 2025-11-25 session) when its task ends."""
         cancelled = note.cancelled_id
-        target = self.tasks.pop(cancelled, None) if cancelled is not None else None
+        if cancelled is None:
+            return
+        target = self.tasks.pop(cancelled, None) if forget else self.tasks.get(cancelled)
         if target is not None:
             target.cancel(CANCEL_REQUESTED)
 
