@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -291,36 +291,39 @@ class StreamableHTTPApp:
         await dispatch(admitted, self, exchange)
 
     # -- what each admitted message does (`session_core.Handler`) --------------------------------
-    async def listen(self, request: ServerRequest, exchange: Exchange) -> None:
+    # Each returns the awaitable that answers (`_post` awaits it): plain methods, not
+    # coroutines of their own, so that no extra frame is awaited per request. `call`, the
+    # modern requests' (above), is the coroutine that answers.
+    def listen(self, request: ServerRequest, exchange: Exchange) -> Awaitable[None]:
         send = exchange.send
         stream = listen_stream(
             self.server, request, self.keepalive_interval, exchange.receive, send
         )
-        await self.listeners.hold(stream, send, request.id)
+        return self.listeners.hold(stream, send, request.id)
 
-    async def session_request(self, request: ServerRequest, exchange: Exchange) -> None:
+    def session_request(self, request: ServerRequest, exchange: Exchange) -> Awaitable[None]:
         assert self.legacy is not None and exchange.session is not None
         assert exchange.stream is not None
-        await self.legacy.answer(
+        return self.legacy.answer(
             exchange.session, request, exchange.stream, exchange.receive, exchange.send
         )
 
-    async def open_session(self, request: OpenSession, exchange: Exchange) -> None:
+    def open_session(self, request: OpenSession, exchange: Exchange) -> Awaitable[None]:
         assert self.legacy is not None  # only a dual-era server opens sessions
-        await self.legacy.initialize(request, exchange.send)
+        return self.legacy.initialize(request, exchange.send)
 
-    async def notification(self, note: ClientNotification, exchange: Exchange) -> None:
+    def notification(self, note: ClientNotification, exchange: Exchange) -> Awaitable[None]:
         if exchange.session is not None:
             exchange.session.core.receive_notification(note)
-        await accepted(exchange.send)  # TR-HTTP-10/14: notifications are accepted leniently
+        return accepted(exchange.send)  # TR-HTTP-10/14: notifications are accepted leniently
 
-    async def response(self, response: ClientResponse, exchange: Exchange) -> None:
+    def response(self, response: ClientResponse, exchange: Exchange) -> Awaitable[None]:
         if exchange.session is not None:  # the client's answer to one of the session's requests
             exchange.session.core.receive_response(response.message)
-        await accepted(exchange.send)
+        return accepted(exchange.send)
 
-    async def nothing(self, exchange: Exchange) -> None:
-        await accepted(exchange.send)
+    def nothing(self, exchange: Exchange) -> Awaitable[None]:
+        return accepted(exchange.send)
 
     async def _elsewhere(self, path: str, method: str, send: Send) -> None:
         """Not the MCP endpoint: the protected resource metadata, `/healthz` and `/readyz`
