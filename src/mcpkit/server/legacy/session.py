@@ -36,7 +36,7 @@ from ...protocol.jsonrpc import (
 from ...protocol.meta import RequestMeta
 from ...protocol.versions import LEGACY_LATEST, LEGACY_VERSIONS, PROGRESS_TOKEN
 from .. import methods
-from ..admission import CANCEL_REQUESTED
+from ..session_core import InFlight
 from ..subscriptions import RESOURCE_UPDATED
 from .inputs import LegacyInputs
 from .shaping import legacy_error, legacy_page, legacy_result
@@ -86,7 +86,9 @@ class LegacySession:
         self.initialized = False  # `notifications/initialized` received
         self.log_level: str | None = None
         self.subscriptions: set[str] = set()
-        self.tasks: dict[Any, asyncio.Task[None]] = {}
+        #: The session's requests in flight, by id (`session_core.InFlight`).
+        self.in_flight: InFlight[asyncio.Task[None]] = InFlight()
+        self.tasks = self.in_flight.tasks
         self.notify_outbox: Outbox | None = None  # session-wide messages (GET stream, stdout)
         self.closed = False
         #: Set by `stop()`: what requests cancelled from now on answer (None: no answer).
@@ -130,7 +132,7 @@ class LegacySession:
         self.closed = True
         if self.server.telemetry is not None:
             self.server.telemetry.session_ended(time.monotonic() - self.opened)
-        for task in list(self.tasks.values()):
+        for task in self.in_flight.running():
             task.cancel()
         self.tasks.clear()
         for future in self._pending.values():
@@ -143,7 +145,7 @@ class LegacySession:
     def stop(self, error: MCPError) -> list[asyncio.Task[None]]:
         """The instance stops: cancel the requests in flight, each answered with `error`."""
         self.stopped = error
-        tasks = list(self.tasks.values())
+        tasks = self.in_flight.running()
         for task in tasks:
             task.cancel()
         return tasks
@@ -154,13 +156,14 @@ class LegacySession:
         cancel). Its messages go to `request.outbox`."""
         outbox = request.outbox
         assert outbox is not None, "a session request carries its outbox"
-        if request.id in self.tasks:
+        if self.in_flight.in_use(request.id):
             outbox.finish(
                 encode_error(request.id, InvalidRequest("Invalid request: id already in use"))
             )
             return
-        task = asyncio.get_running_loop().create_task(self._run(request, outbox))
-        self.tasks[request.id] = task
+        self.in_flight.start(
+            request.id, asyncio.get_running_loop().create_task(self._run(request, outbox))
+        )
 
     async def _run(self, request: ServerRequest, outbox: Outbox) -> None:
         data: bytes | None = None
@@ -175,8 +178,7 @@ class LegacySession:
             try:
                 outbox.finish(data)  # still in flight as it answers (stdio batches its writes)
             finally:
-                if self.tasks.get(request.id) is asyncio.current_task():
-                    del self.tasks[request.id]
+                self.in_flight.forget(request.id, asyncio.current_task())
 
     async def respond(self, request: ServerRequest) -> bytes:
         """The encoded response to one request (errors included)."""
@@ -200,11 +202,8 @@ class LegacySession:
         if note.method == "notifications/initialized":
             self.initialized = True
             return
-        cancelled = note.cancelled_id
-        if cancelled is not None:
-            task = self.tasks.get(cancelled)
-            if task is not None:
-                task.cancel(CANCEL_REQUESTED)
+        # Its task answers nothing, and frees the id as it ends (not at once, as on stdio).
+        self.in_flight.cancel(note, forget=False)
         # roots/list_changed, progress for our requests: nothing kept, nothing to do.
 
     def receive_response(self, response: Response) -> None:

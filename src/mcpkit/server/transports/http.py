@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -21,9 +21,16 @@ from ...protocol import jsonrpc
 from ...protocol.errors import InternalError, InvalidRequest, MCPError
 from ...protocol.jsonrpc import encode_error, encode_result
 from ...telemetry.context import current_transport
-from ..admission import MirroredHeaders, OpenSession, Refused, ServerRequest, admit
+from ..admission import (
+    ClientNotification,
+    ClientResponse,
+    OpenSession,
+    Refused,
+    ServerRequest,
+    admit,
+)
+from ..session_core import dispatch
 from .asgi import (
-    SSE_HEADERS,
     BodyRefused,
     Receive,
     Scope,
@@ -40,46 +47,20 @@ from .asgi import (
     too_large,
 )
 from .http_auth import authenticate, scope_challenge, send_metadata
+from .http_exchange import Exchange, accepted
 from .http_health import HEALTH_PATHS, answer_health
-from .http_listen import ListenBudget, listen
+from .http_listen import ListenBudget, listen_stream
 from .http_validation import HostPolicy
 
 if TYPE_CHECKING:
     from ..auth.resource import BearerAuth
     from ..legacy.registry import SessionRegistry
     from ..server import Server
-    from .legacy_http import HttpSession, LegacyHTTP
+    from .legacy_http import LegacyHTTP
 
 log = logging.getLogger("mcpkit.http")
 DEFAULT_MAX_BODY = 4 * 1024 * 1024
 DEFAULT_BODY_TIMEOUT = 60.0  # nginx's client_body_timeout
-
-
-class _Responder:
-    """Answers one request: plain JSON, switching to SSE on the first notification."""
-
-    __slots__ = ("send", "streaming")
-
-    def __init__(self, send: Send) -> None:
-        self.send = send
-        self.streaming = False
-
-    async def emit(self, method: str, params: dict[str, Any]) -> None:
-        if not self.streaming:
-            self.streaming = True
-            await self.send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
-        data = jsonrpc.encode_notification(method, params)
-        await self.send(
-            {"type": "http.response.body", "body": b"data: " + data + b"\n\n", "more_body": True}
-        )
-
-    async def finish(
-        self, body: bytes, status: int = 200, extra: list[tuple[bytes, bytes]] | None = None
-    ) -> None:
-        if self.streaming:
-            await self.send({"type": "http.response.body", "body": b"data: " + body + b"\n\n"})
-            return
-        await send_json(self.send, status, body, extra)
 
 
 class StreamableHTTPApp:
@@ -209,7 +190,8 @@ class StreamableHTTPApp:
                 return
 
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """Route → read → admit → answer, in that order and each once."""
+        """Route → read → admit → answer, in that order and each once (`_post` reads, admits
+        and answers)."""
         # -- route ------------------------------------------------------------------------------
         path = scope["path"]
         if path != self.path and path.rstrip("/") != self.path:
@@ -217,38 +199,10 @@ class StreamableHTTPApp:
             if path != self.path and path.rstrip("/") != self.path:
                 await self._elsewhere(path, scope["method"], send)
                 return
-        host = ctype = None
-        origin = session_id = authorization = last_event_id = None
-        version = mcp_method = mcp_name = None
-        params_headers: dict[str, str] | None = None
-        length = -1
-        for key, value in scope["headers"]:
-            if key == b"mcp-method":
-                mcp_method = value.decode("latin-1")
-            elif key == b"mcp-protocol-version":
-                version = value.decode("latin-1").strip()
-            elif key == b"mcp-name":
-                mcp_name = value.decode("latin-1")
-            elif key == b"host":
-                host = value
-            elif key == b"content-type":
-                ctype = value
-            elif key == b"content-length":
-                length = int(value) if value.isdigit() else -2
-            elif key == b"origin":
-                origin = value.decode("latin-1")
-            elif key == b"authorization":
-                authorization = value.decode("latin-1")
-            elif key.startswith(b"mcp-param-"):
-                if params_headers is None:
-                    params_headers = {}
-                params_headers[key[10:].decode("latin-1")] = value.decode("latin-1")
-            elif key == b"mcp-session-id":
-                session_id = value.decode("latin-1")
-            elif key == b"last-event-id":
-                last_event_id = value.decode("latin-1")
+        exchange = Exchange(scope["headers"], receive, send)
         # DNS-rebinding defence first, before anything is parsed (TR-HTTP-02/03).
-        if not self.policy.raw_host_ok(host) or (
+        origin = exchange.origin
+        if not self.policy.raw_host_ok(exchange.host) or (
             origin is not None and not self.policy.origin_ok(origin)
         ):
             await send_json(
@@ -258,31 +212,41 @@ class StreamableHTTPApp:
             )
             return
         # TR-HDR-19: after Origin, before anything is parsed
-        if self.auth is not None and not await authenticate(self.auth, authorization, send):
+        auth = self.auth
+        if auth is not None and not await authenticate(auth, exchange.authorization, send):
             return
-        legacy = self.legacy
         method = scope["method"]
-        if method != "POST":
-            if session_id is not None and legacy is not None and method in ("GET", "DELETE"):
-                try:  # only the session's owner (POST, GET and DELETE alike)
-                    found = legacy.lookup(session_id, version)
-                except MCPError as exc:
-                    await send_error(send, exc)
-                    return
-                if method == "GET":
-                    standalone = legacy.get(found, last_event_id, receive, send)
-                    await self.listeners.hold(standalone, send, None)
-                else:
-                    await legacy.delete(found, send)
+        if method == "POST":
+            await self._post(exchange)
+        else:
+            await self._not_post(method, exchange)
+
+    async def _not_post(self, method: str, exchange: Exchange) -> None:
+        """GET (a 2025-11-25 session's standalone stream) and DELETE (its end); 405 else."""
+        legacy, send, session_id = self.legacy, exchange.send, exchange.session_id
+        if session_id is not None and legacy is not None and method in ("GET", "DELETE"):
+            try:  # only the session's owner (POST, GET and DELETE alike)
+                found = legacy.lookup(session_id, exchange.mirrored.protocol_version)
+            except MCPError as exc:
+                await send_error(send, exc)
                 return
-            # TR-HBC-04: GET and DELETE exist only inside a 2025-11-25 session.
-            await send_json(
-                send,
-                405,
-                encode_error(None, InvalidRequest("Method not allowed: use POST")),
-                [(b"allow", b"POST" if legacy is None else b"GET, POST, DELETE")],
-            )
+            if method == "GET":
+                standalone = legacy.get(found, exchange.last_event_id, exchange.receive, send)
+                await self.listeners.hold(standalone, send, None)
+            else:
+                await legacy.delete(found, send)
             return
+        # TR-HBC-04: GET and DELETE exist only inside a 2025-11-25 session.
+        await send_json(
+            send,
+            405,
+            encode_error(None, InvalidRequest("Method not allowed: use POST")),
+            [(b"allow", b"POST" if legacy is None else b"GET, POST, DELETE")],
+        )
+
+    async def _post(self, exchange: Exchange) -> None:
+        """Read one JSON-RPC message, admit it (both eras), and act on it (`dispatch`)."""
+        send, ctype = exchange.send, exchange.ctype
         if ctype != b"application/json" and (
             ctype is None or ctype.split(b";", 1)[0].strip().lower() != b"application/json"
         ):
@@ -292,59 +256,74 @@ class StreamableHTTPApp:
                 status=415,
             )
             return
-        if length > self.max_body_size:  # never read: its id cannot be known
+        if exchange.length > self.max_body_size:  # never read: its id cannot be known
             await send_refusal(send, too_large(self.max_body_size))
             return
-        # -- read -------------------------------------------------------------------------------
         try:
-            body = await read_body(receive, self.max_body_size, self.body_timeout)
+            body = await read_body(exchange.receive, self.max_body_size, self.body_timeout)
         except BodyRefused as refused:
             if refused.error is not None:
                 await send_refusal(send, refused.error)
             return  # the client left: nobody to answer
-        session: HttpSession | None = None
-        if session_id is not None and legacy is not None:
+        session_id = exchange.session_id
+        if session_id is not None and self.legacy is not None:
             # FIXTURE 2.1 rule 1: a session id means the 2025-11-25 wire (unknown id → 404).
             try:
-                session = legacy.lookup(session_id, version)
+                exchange.attach(self.legacy.lookup(session_id, exchange.mirrored.protocol_version))
             except MCPError as exc:
                 await send_error(send, exc, jsonrpc.id_in(body))
                 return
-        # -- admit ------------------------------------------------------------------------------
-        responder = _Responder(send)
-        stream = session.next_stream() if session is not None else None
+        session = exchange.session
         try:
             admitted = admit(
                 self.server,
                 body,
-                MirroredHeaders(version, mcp_method, mcp_name, params_headers),
+                exchange.mirrored,
                 session.core if session is not None else None,
-                responder.emit,
-                stream,
+                exchange.emit,
+                exchange.stream,
             )
         except Refused as refused:
             error = refused.error  # a refused notification: an HTTP error status (TR-HTTP-11)
             status = max(error.http_status, 400) if refused.notification else error.http_status
             await send_error(send, error, refused.request_id, status=status)
             return
-        # -- answer -----------------------------------------------------------------------------
-        if type(admitted) is ServerRequest:
-            if session is not None and stream is not None:
-                assert legacy is not None
-                await legacy.answer(session, admitted, stream, receive, send)
-            elif admitted.method == "subscriptions/listen":
-                listening = listen(self.server, admitted, self.keepalive_interval, receive, send)
-                await self.listeners.hold(listening, send, admitted.id)
-            else:
-                await self._answer(admitted, responder, receive, send)
-        elif type(admitted) is OpenSession:
-            assert legacy is not None  # only a dual-era server opens sessions
-            await legacy.initialize(admitted, send)
-        elif session is not None:
-            assert legacy is not None and not isinstance(admitted, ServerRequest | OpenSession)
-            await legacy.accept(session, admitted, send)
-        else:
-            await _accepted(send)  # TR-HTTP-10/14: notifications are accepted leniently
+        await dispatch(admitted, self, exchange)
+
+    # -- what each admitted message does (`session_core.Handler`) --------------------------------
+    # Each returns the awaitable that answers (`_post` awaits it): plain methods, not
+    # coroutines of their own, so that no extra frame is awaited per request. `call`, the
+    # modern requests' (above), is the coroutine that answers.
+    def listen(self, request: ServerRequest, exchange: Exchange) -> Awaitable[None]:
+        send = exchange.send
+        stream = listen_stream(
+            self.server, request, self.keepalive_interval, exchange.receive, send
+        )
+        return self.listeners.hold(stream, send, request.id)
+
+    def session_request(self, request: ServerRequest, exchange: Exchange) -> Awaitable[None]:
+        assert self.legacy is not None and exchange.session is not None
+        assert exchange.stream is not None
+        return self.legacy.answer(
+            exchange.session, request, exchange.stream, exchange.receive, exchange.send
+        )
+
+    def open_session(self, request: OpenSession, exchange: Exchange) -> Awaitable[None]:
+        assert self.legacy is not None  # only a dual-era server opens sessions
+        return self.legacy.initialize(request, exchange.send)
+
+    def notification(self, note: ClientNotification, exchange: Exchange) -> Awaitable[None]:
+        if exchange.session is not None:
+            exchange.session.core.receive_notification(note)
+        return accepted(exchange.send)  # TR-HTTP-10/14: notifications are accepted leniently
+
+    def response(self, response: ClientResponse, exchange: Exchange) -> Awaitable[None]:
+        if exchange.session is not None:  # the client's answer to one of the session's requests
+            exchange.session.core.receive_response(response.message)
+        return accepted(exchange.send)
+
+    def nothing(self, exchange: Exchange) -> Awaitable[None]:
+        return accepted(exchange.send)
 
     async def _elsewhere(self, path: str, method: str, send: Send) -> None:
         """Not the MCP endpoint: the protected resource metadata, `/healthz` and `/readyz`
@@ -364,9 +343,8 @@ class StreamableHTTPApp:
         )
         await send({"type": "http.response.body", "body": b"Not Found"})
 
-    async def _answer(
-        self, request: ServerRequest, responder: _Responder, receive: Receive, send: Send
-    ) -> None:
+    async def call(self, request: ServerRequest, exchange: Exchange) -> None:
+        """Answer a request (`dispatch`'s most common case: the hot path)."""
         watcher: asyncio.Task[None] | None = None
         task: asyncio.Task[Any] | None = None
         extra: list[tuple[bytes, bytes]] | None = None
@@ -380,7 +358,7 @@ class StreamableHTTPApp:
                 task = asyncio.current_task()
                 assert task is not None
                 watcher = asyncio.get_running_loop().create_task(
-                    cancel_on_disconnect(receive, task)
+                    cancel_on_disconnect(exchange.receive, task)
                 )
                 self.calls.add(task)
                 result = await resume(handler, result)
@@ -410,11 +388,4 @@ class StreamableHTTPApp:
                 self.calls.discard(task)
             if watcher is not None and not watcher.done():
                 watcher.cancel()
-        await responder.finish(body, 200 if responder.streaming else status, extra)
-
-
-async def _accepted(send: Send) -> None:
-    await send(
-        {"type": "http.response.start", "status": 202, "headers": [(b"content-length", b"0")]}
-    )
-    await send({"type": "http.response.body", "body": b""})
+        await exchange.finish(body, 200 if exchange.streaming else status, extra)

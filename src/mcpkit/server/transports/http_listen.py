@@ -10,9 +10,9 @@ import logging
 from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any
 
-from ...protocol import jsonrpc
 from ...protocol.errors import MCPError, ServerBusy
-from ...protocol.jsonrpc import encode_result
+from ...protocol.jsonrpc import dumps
+from ..session_core import listen_frames
 from .asgi import SSE_HEADERS, Receive, Send, cancel_on_disconnect, send_error
 from .budget import RefusalLog
 
@@ -51,9 +51,10 @@ class ListenBudget:
             self.open -= 1
 
 
-async def listen(
+async def listen_stream(
     server: Server, msg: ServerRequest, keepalive: float, receive: Receive, send: Send
 ) -> None:
+    """A listen stream as SSE (`listen_frames`), ended by the server or the client leaving."""
     try:
         sub = await server.open_subscription(msg)
     except MCPError as exc:
@@ -62,36 +63,20 @@ async def listen(
     task = asyncio.current_task()
     assert task is not None
     watcher = asyncio.get_running_loop().create_task(cancel_on_disconnect(receive, task))
+    frames = listen_frames(sub, msg.id, keepalive)
     try:
         await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
-        await _sse(send, jsonrpc.dumps(sub.acknowledgement()))
-        while True:
-            try:
-                note = await sub.next(keepalive)
-            except EOFError:
-                if not sub.overflowed:
-                    await _sse(send, encode_result(msg.id, sub.final_result()), final=True)
-                else:
-                    await send({"type": "http.response.body", "body": b""})
-                return
-            if note is None:
-                await send(
-                    {"type": "http.response.body", "body": b": keep-alive\n\n", "more_body": True}
-                )
-            else:
-                await _sse(send, jsonrpc.dumps(note))
+        async for frame in frames:
+            body = b": keep-alive\n\n" if frame is None else b"data: " + dumps(frame) + b"\n\n"
+            await send({"type": "http.response.body", "body": body, "more_body": True})
+        await send({"type": "http.response.body", "body": b""})
     except asyncio.CancelledError:
         if watcher.done() and not watcher.cancelled():
             task.uncancel()
             return
         raise
     finally:
+        await frames.aclose()
         server.subscriptions.close(sub)
         if not watcher.done():
             watcher.cancel()
-
-
-async def _sse(send: Send, data: bytes, final: bool = False) -> None:
-    await send(
-        {"type": "http.response.body", "body": b"data: " + data + b"\n\n", "more_body": not final}
-    )

@@ -1,23 +1,48 @@
 """Serving `StreamableHTTPApp` with uvicorn (uvloop + httptools when installed), loopback by
-default (TR-HTTP-04). Imported only when serving, so `mcpkit.server.transports.http` stays light."""
+default (TR-HTTP-04). Imported only when serving, so `mcpkit.server.transports.http` stays light.
+
+Limits (nginx's defaults; see README "Limits (HTTP)"): the request head within
+`header_timeout` seconds (408), header lines up to `max_header_line` bytes, the head up to
+`max_header_bytes` and `max_headers` fields (431), a body part within `body_timeout` of the
+one before (408), `max_connections` open connections (503 + Retry-After), idle keep-alive
+connections closed after `keep_alive_timeout`. The app's own options (`max_body_size` →
+413, ...) pass through.
+
+Connections: the soft file-descriptor limit is raised to the hard one, and "auto" caps
+are sized from it (`budget`): `max_connections` all but 100 descriptors, and
+`max_listen_streams` (listen streams of both eras) a tenth fewer, kept for calls, so
+that listeners never starve calls. Refusals are logged once per 10 s with their count.
+
+On SIGTERM (or Ctrl-C) the instance drains before it exits: it stops accepting
+connections, reports not ready (`server.draining`), ends listen streams with their result
+(SUB-11) and 2025-11-25 GET streams, starts no new task, stream or session (503 +
+Retry-After for those), answers what arrives on open connections with `Connection: close`,
+and gives requests and tasks in flight `drain_timeout` seconds (`MCPKIT_DRAIN_TIMEOUT`,
+20) to finish; tasks still running then fail with a reason (TASK-17).
+
+`MCPKIT_REDIS_URL` shares every part several instances need through Redis
+(`Server.use_redis`). `reuse_port`: bind with SO_REUSEPORT, so that several processes
+serve one port and the kernel spreads connections over them (`mcpkit run --workers`).
+"""
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import os
-import signal
 import socket
 import sys
 from typing import TYPE_CHECKING, Any, Literal
 
 from ...protocol.errors import InternalError
 from .http import StreamableHTTPApp
+from .http_limits import HttpLimits
 from .tuning import tune_gc
 
 if TYPE_CHECKING:
     from ..server import Server
+    from ..settings import Settings
+    from .uvicorn_adapter import DrainingServer
 
 log = logging.getLogger("mcpkit.http")
 
@@ -44,32 +69,7 @@ def serve_http(
 ) -> None:
     """Serve with uvicorn (uvloop + httptools when installed). Loopback by default (TR-HTTP-04).
     Arguments left out come from `MCPKIT_*` settings (host, port, log level, body and session
-    limits), then the defaults.
-
-    Limits (nginx's defaults; see README "Limits (HTTP)"): the request head within
-    `header_timeout` seconds (408), header lines up to `max_header_line` bytes, the head up to
-    `max_header_bytes` and `max_headers` fields (431), a body part within `body_timeout` of the
-    one before (408), `max_connections` open connections (503 + Retry-After), idle keep-alive
-    connections closed after `keep_alive_timeout`. The app's own options (`max_body_size` →
-    413, ...) pass through.
-
-    Connections: the soft file-descriptor limit is raised to the hard one, and "auto" caps
-    are sized from it (`budget`): `max_connections` all but 100 descriptors, and
-    `max_listen_streams` (listen streams of both eras) a tenth fewer, kept for calls, so
-    that listeners never starve calls. Refusals are logged once per 10 s with their count.
-
-    On SIGTERM (or Ctrl-C) the instance drains before it exits: it stops accepting
-    connections, reports not ready (`server.draining`), ends listen streams with their result
-    (SUB-11) and 2025-11-25 GET streams, starts no new task, stream or session (503 +
-    Retry-After for those), answers what arrives on open connections with `Connection: close`,
-    and gives requests and tasks in flight `drain_timeout` seconds (`MCPKIT_DRAIN_TIMEOUT`,
-    20) to finish; tasks still running then fail with a reason (TASK-17).
-
-    `MCPKIT_REDIS_URL` shares every part several instances need through Redis
-    (`Server.use_redis`). `reuse_port`: bind with SO_REUSEPORT, so that several processes
-    serve one port and the kernel spreads connections over them (`mcpkit run --workers`)."""
-    import uvicorn
-
+    limits), then the defaults. Limits, connections, draining and Redis: see the module."""
     from ..settings import Settings
 
     settings = Settings.from_env()
@@ -78,6 +78,52 @@ def serve_http(
     host, port = settings.pick("host", host), settings.pick("port", port)
     log_level = log_level or settings.log_level or "warning"
     drain_timeout = settings.pick("drain_timeout", drain_timeout)
+    _settle(server, settings, options, host)
+    max_connections, options["max_listen_streams"] = _caps(max_connections, max_listen_streams)
+    from . import uvicorn_adapter as adapter
+
+    limits = (header_timeout, body_timeout, max_header_line, max_header_bytes, max_headers)
+    protocol = adapter.protocol_for(HttpLimits(*limits, max_connections))
+    # The protocol times bodies out; the app does only where it cannot (h11).
+    app = StreamableHTTPApp(
+        server, path=path, body_timeout=body_timeout if protocol is None else None, **options
+    )
+    config = _config(
+        app,
+        settings,
+        log_level,
+        host=host,
+        port=port,
+        http=protocol or "h11",
+        timeout_keep_alive=keep_alive_timeout,
+        h11_max_incomplete_event_size=max_header_bytes,
+        # Loopback by default: X-Forwarded-* are not trusted unless the caller asks for it.
+        proxy_headers=proxy_headers,
+    )
+    sockets = [_shared_port(host, port)] if reuse_port else None
+    adapter.DrainingServer(config, _Stopping(server, app, drain_timeout), protocol).run(sockets)
+
+
+def _config(app: StreamableHTTPApp, settings: Settings, log_level: str, **options: Any) -> Any:
+    """uvicorn's `Config`: `options`, and what is the same for every mcpkit server."""
+    import uvicorn
+
+    return uvicorn.Config(
+        app,
+        log_level=log_level,
+        access_log=False,
+        # JSON logs: uvicorn's records go through the root logger's JSON handler too.
+        log_config=None if settings.log_format == "json" else uvicorn.config.LOGGING_CONFIG,
+        lifespan="on",
+        loop=_loop_impl(),
+        timeout_graceful_shutdown=1,  # after the drain (see _Stopping.drain)
+        **options,
+    )
+
+
+def _settle(server: Server, settings: Settings, options: dict[str, Any], host: str) -> None:
+    """The app's options and the server's Redis from the `MCPKIT_*` settings, where the
+    caller gave none; a warning when Host headers would refuse the address served."""
     if settings.redis_url is not None:
         server.use_redis(settings.redis_url)
     if settings.max_body_bytes is not None:
@@ -88,49 +134,10 @@ def serve_http(
         options.setdefault("session_id_prefix", settings.session_id_prefix)
     if settings.allowed_hosts is not None:
         options.setdefault("allowed_hosts", list(settings.allowed_hosts))
-    max_connections, listeners = _caps(max_connections, max_listen_streams)
-    options.setdefault("max_listen_streams", listeners)
-    http: Any = "h11"  # without httptools: uvicorn's h11, its head size limited only
-    with contextlib.suppress(ImportError):
-        from .http_limits import HttpLimits, limited_protocol
-
-        http = limited_protocol(
-            HttpLimits(
-                header_timeout=header_timeout,
-                body_timeout=body_timeout,
-                max_header_line=max_header_line,
-                max_header_bytes=max_header_bytes,
-                max_headers=max_headers,
-                max_connections=max_connections,
-            )
-        )
-    # The protocol times bodies out; the app does only where it cannot (h11).
-    app = StreamableHTTPApp(
-        server, path=path, body_timeout=body_timeout if http == "h11" else None, **options
-    )
     if host not in ("127.0.0.1", "localhost", "::1") and "allowed_hosts" not in options:
         log.warning(
             "serving on %s but only loopback Host headers are allowed; pass allowed_hosts", host
         )
-    config = uvicorn.Config(
-        app,
-        host=host,
-        port=port,
-        log_level=log_level,
-        access_log=False,
-        # JSON logs: uvicorn's records go through the root logger's JSON handler too.
-        log_config=None if settings.log_format == "json" else uvicorn.config.LOGGING_CONFIG,
-        lifespan="on",
-        loop=_loop_impl(),
-        http=http,
-        timeout_keep_alive=keep_alive_timeout,
-        h11_max_incomplete_event_size=max_header_bytes,
-        timeout_graceful_shutdown=1,  # after the drain (see _UvicornServer.shutdown)
-        # Loopback by default: X-Forwarded-* are not trusted unless the caller asks for it.
-        proxy_headers=proxy_headers,
-    )
-    sockets = [_shared_port(host, port)] if reuse_port else None
-    _UvicornServer(config, server, app, drain_timeout).run(sockets=sockets)
 
 
 def _caps(
@@ -168,41 +175,21 @@ def _loop_impl() -> str:
     return "uvloop"
 
 
-def _uvicorn_server_cls() -> type:
-    import uvicorn
+class _Stopping:
+    """How `serve_http` stops (`uvicorn_adapter.Lifecycle`): the first SIGINT or SIGTERM says
+    so in one line and drains; a second Ctrl-C stops at once (status 130)."""
 
-    return uvicorn.Server
-
-
-class _UvicornServer(_uvicorn_server_cls()):  # type: ignore[misc]
-    """uvicorn's server, draining before it shuts down (see `serve_http`). The first SIGINT or
-    SIGTERM says so in one line and drains; a second Ctrl-C stops at once (status 130)."""
-
-    def __init__(
-        self, config: Any, mcp_server: Server, app: StreamableHTTPApp, drain_timeout: float
-    ) -> None:
-        super().__init__(config)
+    def __init__(self, mcp_server: Server, app: StreamableHTTPApp, drain_timeout: float) -> None:
         self._mcp_server = mcp_server
         self._app = app
         self._drain_timeout = drain_timeout
-        self._loop: asyncio.AbstractEventLoop | None = None
         self._stopping: asyncio.Task[None] | None = None
 
-    async def startup(self, sockets: Any = None) -> None:
-        self._loop = asyncio.get_running_loop()
-        await super().startup(sockets)
+    def started(self) -> None:
         tune_gc()
 
-    def handle_exit(self, sig: int, frame: Any) -> None:
-        if self.should_exit and sig == signal.SIGINT:  # the second Ctrl-C: stop now
-            loop = self._loop
-            if loop is None or loop.is_closed():
-                os._exit(130)
-            loop.call_soon_threadsafe(self._start_stopping_now, loop)
-            return
-        super().handle_exit(sig, frame)
-
-    def _start_stopping_now(self, loop: asyncio.AbstractEventLoop) -> None:
+    def stop_now(self) -> None:
+        loop = asyncio.get_running_loop()
         self._stopping = loop.create_task(self._stop_now())  # kept: the loop holds weak refs
 
     async def _stop_now(self) -> None:
@@ -216,11 +203,7 @@ class _UvicornServer(_uvicorn_server_cls()):  # type: ignore[misc]
         sys.stderr.flush()
         os._exit(130)
 
-    async def shutdown(self, sockets: Any = None) -> None:
-        await self._drain(sockets)
-        await super().shutdown(sockets)  # closes what is left, then the lifespan ends
-
-    async def _drain(self, sockets: Any) -> None:
+    async def drain(self, server: DrainingServer, sockets: list[socket.socket] | None) -> None:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self._drain_timeout
         calls = self._app.in_flight()
@@ -230,32 +213,17 @@ class _UvicornServer(_uvicorn_server_cls()):  # type: ignore[misc]
             file=sys.stderr,
             flush=True,
         )
-        self._stop_accepting(sockets)
+        server.stop_accepting(sockets)
+        if self._app.legacy is not None:
+            self._app.legacy.drain()
         work = loop.create_task(self._mcp_server.drain(self._drain_timeout))
-        while self.server_state.connections or not work.done():
+        while server.open_connections() or not work.done():
             if loop.time() >= deadline:
                 await self._stop_keyed()
                 self._cut_off()
                 break
             await asyncio.sleep(0.1)  # uvicorn's own pace: connections have no event
         await work
-
-    def _stop_accepting(self, sockets: Any) -> None:
-        for listener in self.servers:  # stop accepting: a proxy takes new ones elsewhere
-            listener.close()
-        for sock in sockets or []:
-            sock.close()
-        protocol = getattr(self.config, "http_protocol_class", None)
-        if isinstance(protocol, type) and hasattr(protocol, "draining"):
-            protocol.draining = True  # the next request on an open connection closes it
-        for connection in list(self.server_state.connections):
-            cycle = getattr(connection, "cycle", None)
-            if cycle is not None and not cycle.response_complete:
-                cycle.keep_alive = False
-            elif not getattr(protocol, "draining", False):
-                connection.shutdown()  # without the flag, idle connections close now
-        if self._app.legacy is not None:
-            self._app.legacy.drain()
 
     async def _stop_keyed(self) -> None:
         """Keyed calls still running stop first, so a request waiting for one is answered

@@ -15,7 +15,6 @@ starts a new session with `initialize` (transports > Session Management, rule 4)
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -29,11 +28,12 @@ from ...protocol.errors import (
 )
 from ...protocol.jsonrpc import encode_error, encode_result
 from ...protocol.versions import LEGACY_VERSIONS
-from ..admission import ClientNotification, ClientResponse, OpenSession, ServerRequest
+from ..admission import OpenSession, ServerRequest
 from ..legacy.registry import DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_SESSIONS, SessionRegistry
 from ..legacy.session import LegacySession
 from ..ownership import current_owner, owned
 from .asgi import Receive, Send, cancel_on_disconnect, error_headers, send_json
+from .http_exchange import accepted
 from .legacy_streams import EventStream, parse_event_id
 
 if TYPE_CHECKING:
@@ -176,16 +176,6 @@ class LegacyHTTP:
         self.sessions.touch(session)
         return session
 
-    async def accept(
-        self, session: HttpSession, admitted: ClientNotification | ClientResponse | None, send: Send
-    ) -> None:
-        """A notification or a response to one of the session's requests: 202."""
-        if type(admitted) is ClientNotification:
-            session.core.receive_notification(admitted)
-        elif type(admitted) is ClientResponse:
-            session.core.receive_response(admitted.message)
-        await _accepted(send)
-
     async def answer(
         self,
         session: HttpSession,
@@ -261,7 +251,7 @@ class LegacyHTTP:
                     return
                 if stream.done and stream.seq == 0:  # cancelled before anything was sent
                     session.streams.pop(stream.number, None)
-                    await _accepted(send)
+                    await accepted(send)
                     return
             await stream.open(send, after, self.retry_ms)
             last = await stream.pump(send, after, owner, self.keepalive_interval)
@@ -312,11 +302,3 @@ async def _error(send: Send, exc: MCPError, rid: Any = None, status: int | None 
         encode_error(rid, exc),
         error_headers(exc),
     )
-
-
-async def _accepted(send: Send) -> None:
-    await send(
-        {"type": "http.response.start", "status": 202, "headers": [(b"content-length", b"0")]}
-    )
-    with contextlib.suppress(Exception):
-        await send({"type": "http.response.body", "body": b""})

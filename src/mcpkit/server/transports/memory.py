@@ -14,6 +14,7 @@ from ...protocol.errors import UnsupportedProtocolVersion
 from ...protocol.jsonrpc import JSONObject, Notification, RequestId, Response
 from ...protocol.transport import NotificationHandler, TransportCapabilities, also
 from ..admission import Refused, ServerRequest
+from ..session_core import listen_frames
 
 if TYPE_CHECKING:
     from ..context import Emit
@@ -92,18 +93,13 @@ class MemoryTransport:
         except MCPError as exc:
             yield {"jsonrpc": "2.0", "id": request_id, "error": exc.to_wire()}
             return
+        frames = listen_frames(sub, request_id, None)  # no keep-alive ticks in memory
         try:
-            yield sub.acknowledgement()
-            while True:
-                try:
-                    note = await sub.next(None)
-                except EOFError:
-                    if not sub.overflowed:
-                        yield {"jsonrpc": "2.0", "id": request_id, "result": sub.final_result()}
-                    return
-                if note is not None:
-                    yield note
+            async for frame in frames:
+                if frame is not None:
+                    yield frame
         finally:
+            await frames.aclose()
             self.server.subscriptions.close(sub)
 
     def accept_tools(self, tools: list[JSONObject]) -> list[JSONObject]:

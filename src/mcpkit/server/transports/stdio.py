@@ -15,26 +15,21 @@ import signal
 import stat
 import sys
 import threading
+from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any
 
 from ...protocol import jsonrpc
 from ...protocol.errors import InvalidRequest, MCPError
-from ...protocol.jsonrpc import encode_error, encode_result
+from ...protocol.jsonrpc import encode_error
 from ...telemetry.context import current_transport
-from ..admission import (
-    CANCEL_REQUESTED,
-    LEGACY,
-    ClientNotification,
-    ClientResponse,
-    OpenSession,
-    Refused,
-    ServerRequest,
-    admit,
-)
+from ..admission import Refused, admit
 from ..readiness import watch
+from ..session_core import ID_IN_USE, InFlight, dispatch, listen_frames
 
 if TYPE_CHECKING:
+    from ..admission import ClientNotification, ClientResponse, OpenSession, ServerRequest
     from ..auth.resource import EnvironmentAuth
+    from ..legacy.session import LegacySession
     from ..server import Server
     from .legacy_stdio import StdioLegacy
 
@@ -65,7 +60,8 @@ class StdioConnection:
         self.server = server
         self.reader = reader
         self.writer = writer
-        self.tasks: dict[Any, asyncio.Task[None]] = {}
+        self.in_flight: InFlight[asyncio.Task[None]] = InFlight()
+        self.tasks = self.in_flight.tasks  # by request id
         self.keepalive_interval = keepalive_interval
         self._unsent: list[bytes] = []  # lines written in this turn of the event loop
         self.legacy: StdioLegacy | None = None
@@ -156,7 +152,7 @@ class StdioConnection:
         if partial:  # the last line, without its newline
             self._line(b"".join(partial))
         self.server.subscriptions.close_all()
-        running = list(self.tasks.values()) + (self.legacy.tasks() if self.legacy else [])
+        running = self.in_flight.running() + (self.legacy.tasks() if self.legacy else [])
         if running:
             await asyncio.wait(running, timeout=5)
             for task in running:
@@ -173,7 +169,7 @@ class StdioConnection:
             self.receive(line)
 
     def receive(self, line: bytes) -> None:
-        """One line: through the front door, then act on what it says."""
+        """One line: through the front door, then act on what it says (`dispatch`)."""
         legacy = self.legacy
         session = legacy.session if legacy is not None else None
         try:
@@ -191,42 +187,45 @@ class StdioConnection:
             else:
                 self.write(encode_error(refused.request_id, refused.error))
             return
-        if type(admission) is ServerRequest:
-            if admission.era is LEGACY:
-                assert session is not None
-                session.start(admission)
-            elif admission.id in self.tasks:
-                self.write(
-                    encode_error(
-                        admission.id,
-                        InvalidRequest("Invalid request: id already in use (BASE-05)"),
-                    )
-                )
-            else:
-                if admission.method == "subscriptions/listen":
-                    coro = self._listen(admission)
-                else:
-                    coro = self._request(admission)
-                # The task forgets itself as it ends (`_forget`), or is forgotten when cancelled.
-                self.tasks[admission.id] = asyncio.get_running_loop().create_task(coro)
-        elif type(admission) is ClientNotification:
-            cancelled = admission.cancelled_id
-            target = self.tasks.pop(cancelled, None) if cancelled is not None else None
-            if target is not None:
-                target.cancel(CANCEL_REQUESTED)  # TR-STDIO-10: nothing more is sent for it
-            if session is not None:
-                session.receive_notification(admission)
-        elif type(admission) is OpenSession:
-            assert legacy is not None
-            legacy.open(admission)
-        elif type(admission) is ClientResponse:
-            assert session is not None
-            session.receive_response(admission.message)
+        dispatch(admission, self, session)
 
-    def _forget(self, request_id: Any) -> None:
-        """A request task is over: its id may be used again."""
-        if self.tasks.get(request_id) is asyncio.current_task():
-            del self.tasks[request_id]
+    # -- what each admitted message does (`session_core.Handler`) --------------------------------
+    def call(self, request: ServerRequest, session: LegacySession | None) -> None:
+        self._start(request, self._request(request))
+
+    def listen(self, request: ServerRequest, session: LegacySession | None) -> None:
+        self._start(request, self._listen(request))
+
+    def session_request(self, request: ServerRequest, session: LegacySession | None) -> None:
+        assert session is not None
+        session.start(request)
+
+    def open_session(self, request: OpenSession, session: LegacySession | None) -> None:
+        assert self.legacy is not None
+        self.legacy.open(request)
+
+    def notification(self, note: ClientNotification, session: LegacySession | None) -> None:
+        self.in_flight.cancel(note)
+        if session is not None:
+            session.receive_notification(note)
+
+    def response(self, response: ClientResponse, session: LegacySession | None) -> None:
+        assert session is not None
+        session.receive_response(response.message)
+
+    def nothing(self, session: LegacySession | None) -> None:
+        return None
+
+    def _start(self, request: ServerRequest, coro: Coroutine[Any, Any, None]) -> None:
+        """A task for the request, unless its id is in use (BASE-05). The task forgets itself
+        as it ends, or is forgotten when cancelled by id. (`InFlight`'s own dict, read here
+        without its two method calls: this runs for every stdio request.)"""
+        tasks = self.tasks
+        if request.id in tasks:
+            coro.close()
+            self.write(encode_error(request.id, ID_IN_USE))
+            return
+        tasks[request.id] = asyncio.get_running_loop().create_task(coro)
 
     async def _request(self, request: ServerRequest) -> None:
         try:
@@ -234,35 +233,26 @@ class StdioConnection:
         except asyncio.CancelledError:
             pass
         finally:
-            self._forget(request.id)
+            self.in_flight.forget(request.id, asyncio.current_task())
 
     async def _listen(self, request: ServerRequest) -> None:
-        try:
-            await self._stream(request)
-        finally:
-            self._forget(request.id)
-
-    async def _stream(self, request: ServerRequest) -> None:
         try:
             sub = await self.server.open_subscription(request)
         except MCPError as exc:
             self.write(encode_error(request.id, exc))
+            self.in_flight.forget(request.id, asyncio.current_task())
             return
+        frames = listen_frames(sub, request.id, self.keepalive_interval)
         try:
-            self.write(jsonrpc.dumps(sub.acknowledgement()))
-            while True:
-                try:
-                    note = await sub.next(self.keepalive_interval)
-                except EOFError:
-                    if not sub.overflowed:
-                        self.write(encode_result(request.id, sub.final_result()))
-                    return
-                if note is not None:
-                    self.write(jsonrpc.dumps(note))
+            async for frame in frames:
+                if frame is not None:
+                    self.write(jsonrpc.dumps(frame))
         except asyncio.CancelledError:
             return
         finally:
+            await frames.aclose()
             self.server.subscriptions.close(sub)
+            self.in_flight.forget(request.id, asyncio.current_task())
 
 
 def _streamable(fd: int) -> bool:
