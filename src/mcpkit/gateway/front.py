@@ -17,7 +17,7 @@ from contextlib import asynccontextmanager
 from functools import partial
 from typing import Any
 
-from ..client import ClientError, RequestTimeout
+from ..client import ClientError
 from ..host.backoff import Backoff
 from ..host.config import ServerConfig
 from ..host.link import ServerLink
@@ -30,7 +30,7 @@ from ..server.caching import CacheHint
 from ..server.context import Context
 from ..server.prefixes import with_ui_uri
 from ..server.server import Lifespan, Server
-from .failures import Unavailable
+from .failures import BackendLost, call_failure
 from .forward import failed, forward, forwarded, own_result
 from .link import UpstreamLink, narrowest
 from .remote import RemotePrompt, RemoteResource, RemoteTemplate, RemoteTool, header_params
@@ -281,28 +281,11 @@ class Front(Server):
         link = tool.link
         try:
             result = await self.forward_call(tool, arguments, ctx)
-        except Unavailable:
-            return failed(
-                ctx,
-                f"The {link.name!r} server is unavailable right now (the gateway is "
-                "reconnecting); try again shortly.",
-            )
-        except RequestTimeout as exc:
-            link.report(exc)
-            deadline = link.config.deadline(tool.remote)
-            return failed(
-                ctx,
-                f"The call to {tool.name} got no answer within its deadline "
-                f"({deadline.describe()}) and was cancelled. It may or may not have taken "
-                "effect: check before calling it again.",
-            )
+        except BackendLost as exc:
+            raise exc.error from None
         except ClientError as exc:
             link.report(exc)
-            return failed(
-                ctx,
-                f"The call to {tool.name} failed: the connection to the {link.name!r} server "
-                "broke. It may or may not have taken effect: check before calling it again.",
-            )
+            return failed(ctx, call_failure(tool.name, link, tool.remote, exc))
         except MCPError:
             link.healthy()
             raise
@@ -310,12 +293,17 @@ class Front(Server):
         return self.shape_result(link, own_result("tools/call", result), ctx)
 
     async def forward_call(
-        self, tool: RemoteTool, arguments: dict[str, Any], ctx: Context
+        self,
+        tool: RemoteTool,
+        arguments: dict[str, Any],
+        ctx: Context,
+        meta: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
-        """One tool call on its backend (the gateway checks it first)."""
+        """One tool call on its backend under the backend's deadline (the gateway checks it
+        first); raises what the forwarding raises."""
         deadline = tool.link.config.deadline(tool.remote)
         params = {"name": tool.remote, "arguments": arguments}
-        return await forward(tool.link, "tools/call", params, ctx, deadline=deadline)
+        return await forward(tool.link, "tools/call", params, ctx, meta=meta, deadline=deadline)
 
     def shape_result(
         self, link: UpstreamLink, result: dict[str, Any], ctx: Context
