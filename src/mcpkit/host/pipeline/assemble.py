@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 
 from ..audit import AuditLog
 from ..connections import Target
+from ..events import EventBus
 from ..hooks import OnCall
 from ..retry import RetryPolicy
 from .attempt import Attempt
@@ -25,7 +26,6 @@ from .audit import Audit
 from .budget import Budget
 from .consent import Consent
 from .deadline import Deadline
-from .events import EventBus
 from .failures import Failures
 from .hook import Hook
 from .host_owned import HostOwned, Values

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from ...protocol.errors import MCPError
 from ..audit import AuditLog, CallAudit, start_audit
+from ..events import AuditRecorded, EventBus
 from ..retry import OutcomeUnknown
-from .events import AuditRecorded, EventBus
 from .present import first_line, tool_result
 from .record import Call, Next, Outcome
 
