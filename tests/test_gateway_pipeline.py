@@ -48,6 +48,6 @@ async def test_gateway_runs_its_policies(tmp_path: Path) -> None:
     assert lines == [
         ("wipe", "deny", "server", "denied"),
         ("stall", "deny", "host-owned", "denied"),
-        ("stall", "allow", "server", "tool-error"),
+        ("stall", "allow", "server", "timeout"),  # the typed outcome, not a worded result
     ]
     assert all(r["agent"] == "gateway" for r in read_audit(audit))

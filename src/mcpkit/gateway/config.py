@@ -27,6 +27,9 @@
   (`{sub}`, `{client_id}`, `{claim.NAME}`); the front's own credential never goes through.
 - `hostOwned` values may be such templates too: the caller's own identity, per call.
 - `handles` (per server, default true): scope the server's state handles per caller.
+- `retry` (off by default): `true` or `{"attempts": 3, "initial": 0.2, "max": 2}` repeats a
+  failed call when that is certainly harmless (as the host does); `outputBudget`: tokens a
+  tool result is cut to (off by default).
 """
 
 from __future__ import annotations
@@ -39,9 +42,10 @@ from typing import Any
 
 from ..host.config import ConfigError, HostConfig, expand
 from ..host.pipeline import ConsentRules
+from ..host.retry import RetryPolicy
 from ..server.auth.access import AccessToken, InvalidToken
 
-_KEYS = {"name", "consent", "auth", "handleTtl"}
+_KEYS = {"name", "consent", "auth", "handleTtl", "retry", "outputBudget"}
 _AUTH_KEYS = {
     "resource",
     "authorizationServers",
@@ -71,6 +75,11 @@ class GatewaySettings:
     auth: Mapping[str, Any] | None = None
     handle_ttl: float = 24 * 3600.0
     backends: Mapping[str, BackendRules] = field(default_factory=dict)
+    #: Repeat a failed call when that is certainly harmless (off by default: a client that
+    #: retries itself would multiply attempts).
+    retry: RetryPolicy | None = None
+    #: Cut each tool result to this many tokens (off by default).
+    output_budget: int | None = None
 
     @classmethod
     def from_config(cls, config: HostConfig) -> GatewaySettings:
@@ -98,7 +107,32 @@ class GatewaySettings:
         for name in config.servers:
             at = f"{source}: server {name!r}"
             backends[name] = _backend(expand(entries.get(name) or {}, env, at), at)
-        return cls(str(raw.get("name") or "mcpkit-gateway"), consent, auth, float(ttl), backends)
+        return cls(
+            str(raw.get("name") or "mcpkit-gateway"),
+            consent,
+            auth,
+            float(ttl),
+            backends,
+            _retry(raw.get("retry"), where),
+            _budget(raw.get("outputBudget"), where),
+        )
+
+
+def _retry(value: Any, where: str) -> RetryPolicy | None:
+    if value is None or value is False:
+        return None
+    try:
+        return RetryPolicy() if value is True else RetryPolicy.parse(value)
+    except ValueError as exc:
+        raise ConfigError(f'{where}: "retry": {exc}') from None
+
+
+def _budget(value: Any, where: str) -> int | None:
+    if value is None:
+        return None
+    if type(value) is not int or value < 1:
+        raise ConfigError(f'{where}: "outputBudget" is a whole number of tokens above 0')
+    return value
 
 
 def _strings(value: Any, where: str) -> frozenset[str]:

@@ -1,17 +1,53 @@
 """What a front call gets when its backend is not there: down or still connecting
-(`Unavailable`), or gone while the call ran (`backend_lost`)."""
+(`Unavailable`), or gone while the call ran (`BackendLost`, answered as `backend_lost`), and
+the caller's line for a tool call that failed (`call_failure`)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from ..client import Client, ConnectionClosed
+from ..client import Client, ClientError, ConnectFailed, ConnectionClosed, RequestTimeout
 from ..client.stdio import StdioTransport
+from ..host.link import ServerLink
 from ..protocol.errors import InternalError
 
 
-class Unavailable(Exception):
-    """The backend is down or still connecting."""
+class Unavailable(ConnectFailed):
+    """The backend is down or still connecting: the call was certainly not sent (a retry, where
+    the gateway's `retry` is on, waits for the backend to be back)."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(f"the {name!r} server is unavailable right now")
+
+
+class BackendLost(ConnectionClosed):
+    """The backend went away while the call ran, so its outcome is unknown (a retry policy
+    sees a lost connection). `error` is what the front answers when nothing repeats the call:
+    the JSON-RPC error of `backend_lost`."""
+
+    def __init__(self, error: InternalError) -> None:
+        super().__init__(error.message)
+        self.error = error
+
+
+def call_failure(front_name: str, link: ServerLink, remote: str, exc: ClientError) -> str:
+    """The caller's line for a tool call the backend did not answer."""
+    if isinstance(exc, Unavailable):
+        return (
+            f"The {link.name!r} server is unavailable right now (the gateway is reconnecting); "
+            "try again shortly."
+        )
+    if isinstance(exc, RequestTimeout):
+        deadline = link.config.deadline(remote)
+        return (
+            f"The call to {front_name} got no answer within its deadline "
+            f"({deadline.describe()}) and was cancelled. It may or may not have taken effect: "
+            "check before calling it again."
+        )
+    return (
+        f"The call to {front_name} failed: the connection to the {link.name!r} server broke. "
+        "It may or may not have taken effect: check before calling it again."
+    )
 
 
 async def backend_lost(name: str, client: Client, exc: ConnectionClosed) -> InternalError:

@@ -39,7 +39,7 @@ from ..protocol.versions import META_CLIENT_CAPABILITIES
 from ..server.context import Context
 from ..server.inputs import InputRequired
 from ..server.results import error_result
-from .failures import Unavailable, backend_lost
+from .failures import BackendLost, Unavailable, backend_lost
 from .inputs import passthrough
 from .link import CURRENT_CALL
 from .shapes import completed
@@ -90,7 +90,7 @@ async def forward(
     deadline: Deadline | None = None,
 ) -> dict[str, Any]:
     """The backend's final result for one front request (input and tasks passed through).
-    A backend that goes away meanwhile is a JSON-RPC error (`backend_lost`)."""
+    A backend that goes away meanwhile raises `BackendLost` (its JSON-RPC error within)."""
     client, bridges = await link.client_for(ctx.principal)
     body = {**params, "_meta": backend_meta(ctx, meta)}
     token = CURRENT_CALL.set(ctx)
@@ -100,7 +100,7 @@ async def forward(
         return await _stateless(client, method, body, ctx, deadline)
     except ConnectionClosed as exc:
         link.report(exc)  # the link goes down and reconnects
-        raise await backend_lost(link.name, client, exc) from None
+        raise BackendLost(await backend_lost(link.name, client, exc)) from None
     finally:
         CURRENT_CALL.reset(token)
 
@@ -266,6 +266,8 @@ async def forwarded(
     (there is no tool result to carry it)."""
     try:
         result = await forward(link, method, params, ctx)
+    except BackendLost as exc:
+        raise exc.error from None
     except Unavailable:
         raise InternalError(f"The {link.name!r} server is unavailable right now") from None
     except RequestTimeout as exc:

@@ -12,12 +12,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from contextlib import asynccontextmanager
 from functools import partial
 from typing import Any
 
-from ..client import ClientError, RequestTimeout
+from ..client import ClientError
 from ..host.backoff import Backoff
 from ..host.config import ServerConfig
 from ..host.link import ServerLink
@@ -30,7 +30,7 @@ from ..server.caching import CacheHint
 from ..server.context import Context
 from ..server.prefixes import with_ui_uri
 from ..server.server import Lifespan, Server
-from .failures import Unavailable
+from .failures import BackendLost, call_failure
 from .forward import failed, forward, forwarded, own_result
 from .link import UpstreamLink, narrowest
 from .remote import RemotePrompt, RemoteResource, RemoteTemplate, RemoteTool, header_params
@@ -189,51 +189,55 @@ class Front(Server):
         for note in dict.fromkeys(changed):
             self._changed(note)
 
+    def _named(
+        self,
+        kind: str,
+        up: list[UpstreamLink],
+        listed: Callable[[UpstreamLink], list[dict[str, Any]]],
+    ) -> Iterator[tuple[UpstreamLink, dict[str, Any], str, str]]:
+        """Each backend tool or prompt (`kind`) with its own name and its collision-free
+        front name."""
+        pairs = [(link.name, str(d["name"])) for link in up for d in listed(link)]
+        names = self.name_items(kind, pairs)
+        for link in up:
+            for d in listed(link):
+                remote = str(d["name"])
+                yield link, d, remote, names[(link.name, remote)]
+
     def _mirror_tools(self, up: list[UpstreamLink]) -> dict[str, Any]:
         """The front's tools: each backend tool under its collision-free name."""
-        names = self.name_items(
-            "tool", [(link.name, str(t["name"])) for link in up for t in link.catalog.tools]
-        )
         tools: dict[str, Any] = {}
-        for link in up:
-            for d in link.catalog.tools:
-                remote = str(d["name"])
-                name = names[(link.name, remote)]
-                headers = header_params(d)
-                if headers is None:
-                    continue
-                schema = d.get("inputSchema")
-                properties = schema.get("properties") if isinstance(schema, dict) else None
-                definition = with_ui_uri({**d, "name": name}, partial(self.front_uri, link))
-                tools[name] = RemoteTool(
-                    link,
-                    remote,
-                    self.tool_definition(link, definition),
-                    self._call_tool,
-                    headers=headers,
-                    scopes=self.scopes_for(link, "tool", remote),
-                    accepts=frozenset(properties) if isinstance(properties, dict) else frozenset(),
-                    tasks=link.serves_tasks,
-                )
+        for link, d, remote, name in self._named("tool", up, _tools):
+            headers = header_params(d)
+            if headers is None:
+                continue
+            schema = d.get("inputSchema")
+            properties = schema.get("properties") if isinstance(schema, dict) else None
+            definition = with_ui_uri({**d, "name": name}, partial(self.front_uri, link))
+            tools[name] = RemoteTool(
+                link,
+                remote,
+                self.tool_definition(link, definition),
+                self._call_tool,
+                headers=headers,
+                scopes=self.scopes_for(link, "tool", remote),
+                accepts=frozenset(properties) if isinstance(properties, dict) else frozenset(),
+                tasks=link.serves_tasks,
+            )
         return tools
 
     def _mirror_prompts(self, up: list[UpstreamLink]) -> dict[str, Any]:
         """The front's prompts: each backend prompt under its collision-free name."""
-        names = self.name_items(
-            "prompt", [(link.name, str(p["name"])) for link in up for p in link.catalog.prompts]
-        )
-        prompts: dict[str, Any] = {}
-        for link in up:
-            for d in link.catalog.prompts:
-                remote = str(d["name"])
-                prompts[names[(link.name, remote)]] = RemotePrompt(
-                    link,
-                    remote,
-                    {**d, "name": names[(link.name, remote)]},
-                    self._get_prompt,
-                    scopes=self.scopes_for(link, "prompt", remote),
-                )
-        return prompts
+        return {
+            name: RemotePrompt(
+                link,
+                remote,
+                {**d, "name": name},
+                self._get_prompt,
+                scopes=self.scopes_for(link, "prompt", remote),
+            )
+            for link, d, remote, name in self._named("prompt", up, _prompts)
+        }
 
     def _changed(self, method: str) -> None:
         served = self.serves_tasks
@@ -281,28 +285,11 @@ class Front(Server):
         link = tool.link
         try:
             result = await self.forward_call(tool, arguments, ctx)
-        except Unavailable:
-            return failed(
-                ctx,
-                f"The {link.name!r} server is unavailable right now (the gateway is "
-                "reconnecting); try again shortly.",
-            )
-        except RequestTimeout as exc:
-            link.report(exc)
-            deadline = link.config.deadline(tool.remote)
-            return failed(
-                ctx,
-                f"The call to {tool.name} got no answer within its deadline "
-                f"({deadline.describe()}) and was cancelled. It may or may not have taken "
-                "effect: check before calling it again.",
-            )
+        except BackendLost as exc:
+            raise exc.error from None
         except ClientError as exc:
             link.report(exc)
-            return failed(
-                ctx,
-                f"The call to {tool.name} failed: the connection to the {link.name!r} server "
-                "broke. It may or may not have taken effect: check before calling it again.",
-            )
+            return failed(ctx, call_failure(tool.name, link, tool.remote, exc))
         except MCPError:
             link.healthy()
             raise
@@ -310,12 +297,17 @@ class Front(Server):
         return self.shape_result(link, own_result("tools/call", result), ctx)
 
     async def forward_call(
-        self, tool: RemoteTool, arguments: dict[str, Any], ctx: Context
+        self,
+        tool: RemoteTool,
+        arguments: dict[str, Any],
+        ctx: Context,
+        meta: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
-        """One tool call on its backend (the gateway checks it first)."""
+        """One tool call on its backend under the backend's deadline (the gateway checks it
+        first); raises what the forwarding raises."""
         deadline = tool.link.config.deadline(tool.remote)
         params = {"name": tool.remote, "arguments": arguments}
-        return await forward(tool.link, "tools/call", params, ctx, deadline=deadline)
+        return await forward(tool.link, "tools/call", params, ctx, meta=meta, deadline=deadline)
 
     def shape_result(
         self, link: UpstreamLink, result: dict[str, Any], ctx: Context
@@ -360,6 +352,14 @@ class Front(Server):
             raise InternalError(f"The {link.name!r} server could not complete: {exc}") from None
         completion = result.get("completion")
         return completion if isinstance(completion, dict) else []
+
+
+def _tools(link: UpstreamLink) -> list[dict[str, Any]]:
+    return link.catalog.tools
+
+
+def _prompts(link: UpstreamLink) -> list[dict[str, Any]]:
+    return link.catalog.prompts
 
 
 async def _read(server: Server, request: ServerRequest) -> Any:

@@ -23,7 +23,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from .._version import __version__
-from ..client import CallResult
+from ..client import CallResult, ClientError
 from ..client.http_headers import CALL_HEADERS
 from ..host.config import ConfigError, HostConfig
 from ..host.connections import Target
@@ -40,8 +40,10 @@ from ..host.pipeline import (
     for_gateway,
     refusals,
 )
+from ..host.retry import OutcomeUnknown
 from ..host.schemas import without
 from ..host.settings import HostSettings
+from ..protocol.idempotency import IDEMPOTENCY_KEY
 from ..server.context import Context
 from ..server.inputs import InputRequired
 from ..server.prefixes import prefix_uri, split_uri, uri_prefix
@@ -49,6 +51,8 @@ from ..server.results import error_result
 from ..server.server import Server
 from .calls import FrontCall, ask_caller, caller_values, front_call, grant_holder, target_tool
 from .config import BackendRules, GatewaySettings
+from .failures import BackendLost, call_failure
+from .forward import caller_key, failed, own_result
 from .front import Front
 from .link import UpstreamLink
 from .remote import RemoteTool
@@ -192,14 +196,18 @@ class Gateway(Front):
             values=caller_values,
             forward=self._forward,
             rounds=(InputRequired,),
+            retry=self.settings.retry,
+            output_budget=self.settings.output_budget,
         )
 
     async def _call_tool(
         self, tool: RemoteTool, arguments: dict[str, Any], ctx: Context | None
     ) -> dict[str, Any]:
-        """Through the pipeline (`for_gateway`), then `_forward` to the backend."""
+        """Through the pipeline (`for_gateway`), then `_forward` to the backend; what the
+        chain raised or answered is worded here, for the front's caller."""
         assert ctx is not None
         client_tool, schema = target_tool(tool)
+        key = ctx.meta.raw.get(IDEMPOTENCY_KEY)
         call = Call(
             tool.name,
             str(ctx.request_id),
@@ -207,29 +215,50 @@ class Gateway(Front):
             caller="gateway",
             principal=ctx.principal,
             target=Target(tool.link, client_tool, schema),
+            key=caller_key(ctx.principal, key) if key is not None else None,
             context=FrontCall(tool, ctx, self.rules(tool.link)),
         )
-        outcome = await self.pipeline(call)
+        try:
+            outcome = await self.pipeline(call)
+        except OutcomeUnknown as exc:
+            return self._failed(tool, ctx, exc.cause)
+        except ClientError as exc:
+            return self._failed(tool, ctx, exc)
         if outcome.raw is None:
             return error_result(outcome.error or "The call failed.")
+        if outcome.fitted is not None:
+            return {**outcome.raw.raw, "content": outcome.fitted.model}
         return outcome.raw.raw
+
+    @staticmethod
+    def _failed(tool: RemoteTool, ctx: Context, exc: BaseException) -> dict[str, Any]:
+        """A call that failed for good, as the front's caller hears it."""
+        if isinstance(exc, BackendLost):
+            raise exc.error from None
+        if not isinstance(exc, ClientError):
+            raise exc
+        return failed(ctx, call_failure(tool.name, tool.link, tool.remote, exc))
 
     async def _forward(self, call: Call) -> Outcome:
         """The end of the gateway's chain: the caller's handles swapped back, their headers
-        added, the call forwarded to its backend (`Front`: deadline, rounds of input, tasks)."""
+        added, the call forwarded to its backend (`Front.forward_call`: its deadline, rounds
+        of input, tasks) with the call's idempotency key. Raises what went wrong."""
         front = front_call(call)
         sent = call.outgoing()
         if front.rules.handles:
             sent = self.handle_scope.unwrap(sent, front.ctx.principal)
         headers = front.headers
         token = CALL_HEADERS.set({**CALL_HEADERS.get(), **headers}) if headers else None
+        meta = {IDEMPOTENCY_KEY: call.key} if call.key is not None else None
         try:
-            result = await super()._call_tool(front.tool, sent, front.ctx)
+            result = await self.forward_call(front.tool, sent, front.ctx, meta)
         finally:
             if token is not None:
                 CALL_HEADERS.reset(token)
-        raw = CallResult.from_wire(result)
-        return Outcome("tool-error" if raw.is_error else "ok", raw)
+        shaped = self.shape_result(front.tool.link, own_result("tools/call", result), front.ctx)
+        raw = CallResult.from_wire(shaped)
+        kind = "tool-error" if raw.is_error else "ok"
+        return Outcome(kind, raw, None, call.key, call.attempt)
 
     def shape_result(
         self, link: UpstreamLink, result: dict[str, Any], ctx: Context

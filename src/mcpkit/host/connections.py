@@ -19,6 +19,7 @@ from .backoff import Backoff
 from .config import HostConfig
 from .consent import ConsentPolicy
 from .conversation import ToolSpec
+from .events import EventBus, to_ui
 from .link import ClientFeatures, ServerLink
 from .models.base import ModelAdapter
 from .naming import ToolNames
@@ -80,6 +81,10 @@ class Fleet:
             for n in names
         }
         self.ui = ui
+        #: Servers going down, coming back, joining late (`StateChange`), for whoever listens;
+        #: the UI always does.
+        self.events = EventBus()
+        self.events.subscribe(to_ui(ui))
         self.pins = pins
         self.names = ToolNames([])
         self._targets: dict[str, Target] = {}
@@ -93,7 +98,7 @@ class Fleet:
         if change.state is LinkState.CONNECTING:
             return
         if self._started and self._shown.get(link.name) != shown:
-            self.ui.server_state(change)
+            self.events.publish(change)
         self._shown[link.name] = shown
 
     async def start(self, startup_timeout: float | None = None, *, announce: bool = True) -> None:

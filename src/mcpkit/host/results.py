@@ -91,9 +91,14 @@ class ResultStore:
 
 
 def fit(
-    blocks: list[dict[str, Any]], budget_tokens: int, store: ResultStore, *, images: bool = True
+    blocks: list[dict[str, Any]],
+    budget_tokens: int,
+    store: ResultStore | None,
+    *,
+    images: bool = True,
 ) -> Fitted:
-    """The blocks the model gets within `budget_tokens`; overflow kept in `store`."""
+    """The blocks the model gets within `budget_tokens`; overflow kept in `store` (None: left
+    out, for a front with no `read_result`: the gateway's)."""
     budget = int(budget_tokens * CHARS_PER_TOKEN)
     shown: list[dict[str, Any]] = []
     user_only: list[dict[str, Any]] = []
@@ -115,6 +120,8 @@ def fit(
         if c <= room // 2:
             kept.append(block)
             room -= c
+        elif store is None:
+            kept.append(_note(f"[{block.get('type')} left out: over the output budget]"))
         else:
             media = store.put(block)
             kept.append(_note(f"[{block.get('type')} ({block.get('mimeType', '?')}) kept by the "
@@ -125,6 +132,11 @@ def fit(
     if len(document) <= room:
         if document:
             out.insert(0, {"type": "text", "text": document})
+    elif store is None:
+        out[:0] = [
+            {"type": "text", "text": document[:room]},
+            _note(f"[output truncated: characters 0-{room:,} of {len(document):,} shown]"),
+        ]
     else:
         handle = store.put(document)
         out[:0] = [

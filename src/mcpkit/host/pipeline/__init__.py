@@ -4,7 +4,8 @@ inspector and MCP Apps, the gateway) goes through one chain of small policies.
 - `record`: the contract: the `Call` record, its `Outcome`, `Policy`, `chain()`.
 - one module per policy: `resolve`, `host_owned`, `pins`, `consent`, `hook`, `budget`,
   `audit`, `telemetry`, `present`, `failures`, `retry`, `attempt`, `deadline`; `send` ends it.
-- `events`: typed events on a bus the terminal, the web UI and the log subscribe to.
+- events (`host.events`, re-exported here): typed events on a bus the terminal and the web UI
+  subscribe to.
 - `assemble`: the chain each front end runs (`for_agent`, `for_inspector`, `for_gateway`).
 
 Front ends (the web UI, the gateway) import from here only: the policies' own modules and the
@@ -16,10 +17,7 @@ from __future__ import annotations
 
 from ..audit import AuditLog, AuditRecord, read_audit
 from ..consent import ConsentPolicy, ConsentRules, Decision, PendingCall, Ruling
-from ..pins import ToolPins
-from .assemble import Pipeline, for_agent, for_gateway, for_inspector, sending
-from .consent import Consent, refusals
-from .events import (
+from ..events import (
     AuditRecorded,
     CallAllowed,
     CallDecided,
@@ -30,6 +28,10 @@ from .events import (
     EventBus,
     to_ui,
 )
+from ..pins import ToolPins
+from ..supervision import StateChange
+from .assemble import Pipeline, for_agent, for_gateway, for_inspector, sending
+from .consent import Consent, refusals
 from .record import Call, Next, Outcome, Policy, Refused, chain
 
 __all__ = [
@@ -55,6 +57,7 @@ __all__ = [
     "Policy",
     "Refused",
     "Ruling",
+    "StateChange",
     "ToolPins",
     "chain",
     "for_agent",

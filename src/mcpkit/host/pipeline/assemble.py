@@ -4,9 +4,9 @@
                Budget, Failures, Retry, Attempt, Deadline → Send
     inspector  Audit, HostOwned, Pins, Failures, Attempt, Deadline → Send
                (the user typed the call: no consent question, no retry, no output budget)
-    gateway    Audit, HostOwned, Pins, Consent → the front's forwarding
-               (no retry: the gateway's own client retries; the forwarding keeps each
-               backend's deadline; no output budget: the calling client has its own)
+    gateway    Audit, HostOwned, Pins, Consent, [Budget], [Retry], Attempt → the front's
+               forwarding (retry off unless configured: the calling client retries; the
+               forwarding keeps each backend's deadline; the output budget when configured)
 
 Outermost first. A front end adds only what is its own around `Pipeline(...)`.
 """
@@ -18,13 +18,14 @@ from typing import Any, TypeVar
 
 from ..audit import AuditLog
 from ..connections import Target
+from ..events import EventBus
 from ..hooks import OnCall
+from ..retry import RetryPolicy
 from .attempt import Attempt
 from .audit import Audit
 from .budget import Budget
 from .consent import Consent
 from .deadline import Deadline
-from .events import EventBus
 from .failures import Failures
 from .hook import Hook
 from .host_owned import HostOwned, Values
@@ -109,14 +110,23 @@ def for_gateway(
     values: Values,
     forward: Next,
     rounds: tuple[type[BaseException], ...] = (),
+    retry: RetryPolicy | None = None,
+    output_budget: int | None = None,
 ) -> Pipeline:
     """The gateway's calls from any MCP client: `values` fills host-owned arguments (from
-    config or the caller's token), `forward` sends the call on to its backend, `rounds` are
-    the exceptions that end a round of input rather than the call."""
+    config or the caller's token), `forward` sends the call on to its backend and raises what
+    went wrong (the gateway words it for its caller after the chain), `rounds` are the
+    exceptions that end a round of input rather than the call. `retry` (off by default: the
+    calling client may retry itself) and `output_budget` (tokens) are the config's."""
     policies: list[Policy] = [
         Audit(audit, bus, rounds),
         HostOwned(bus, "gateway", values),
         Pins(),
         consent,
     ]
+    if output_budget is not None:
+        policies.append(Budget(output_budget, None))
+    if retry is not None:
+        policies.append(Retry(retry, rounds))
+    policies.append(Attempt())
     return Pipeline(policies, bus, forward)

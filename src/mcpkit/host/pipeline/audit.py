@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from ...protocol.errors import MCPError
 from ..audit import AuditLog, CallAudit, start_audit
-from .events import AuditRecorded, EventBus
+from ..events import AuditRecorded, EventBus
+from ..retry import OutcomeUnknown
 from .present import first_line, tool_result
 from .record import Call, Next, Outcome
 
@@ -36,9 +37,8 @@ class Audit:
             raise
         except BaseException as exc:
             self._decided(call, audit)
-            audit.finished(
-                "error", exc.message if isinstance(exc, MCPError) else type(exc).__name__
-            )
+            text = exc.message if isinstance(exc, MCPError) else type(exc).__name__
+            audit.finished(_kind(exc), text)
             self.bus.publish(AuditRecorded(audit.record, self.log is not None))
             raise
         self._decided(call, audit)
@@ -55,3 +55,10 @@ class Audit:
     def _decided(call: Call, audit: CallAudit) -> None:
         if call.ruling is not None:
             audit.decided(call.ruling.decision.value, call.ruling.by)
+
+
+def _kind(exc: BaseException) -> str:
+    """The outcome of a call that ended in an exception (a front end shapes it afterwards)."""
+    if isinstance(exc, OutcomeUnknown):
+        return "unknown"
+    return "timeout" if isinstance(exc, TimeoutError) else "error"

@@ -11,7 +11,9 @@ from .record import Call, Next, Outcome
 
 
 class Budget:
-    def __init__(self, tokens: int, store: ResultStore) -> None:
+    """`store`: where the rest is kept (None: left out, for a front with no `read_result`)."""
+
+    def __init__(self, tokens: int, store: ResultStore | None) -> None:
         self.tokens = tokens
         self.store = store
 

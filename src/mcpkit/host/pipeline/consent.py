@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 
 from ..consent import ConsentPolicy, Decision, PendingCall, Ruling
+from ..events import CallAllowed, CallDecided, CallFinished, EventBus
 from ..ui import Answer
-from .events import CallAllowed, CallDecided, CallFinished, EventBus
 from .present import error_result
 from .record import Call, Next, Outcome, Refused, denied
 

@@ -3,8 +3,8 @@ host-owned argument values, checked before anything reaches the server."""
 
 from __future__ import annotations
 
+from ..events import CallRefused, EventBus
 from ..hooks import CallInfo, HookRefused, OnCall, run_hook
-from .events import CallRefused, EventBus
 from .record import Call, Next, Outcome, denied
 
 

@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..consent import Decision, Ruling
-from .events import CallRefused, EventBus
+from ..events import CallRefused, EventBus
 from .record import Call, Next, Outcome, Refused, denied
 
 Values = Callable[[Call], Mapping[str, Any]]

@@ -8,7 +8,7 @@ from typing import Any
 
 from ..content import result_blocks
 from ..conversation import ToolResult
-from .events import CallFinished, EventBus
+from ..events import CallFinished, EventBus
 from .record import Call, Next, Outcome
 
 

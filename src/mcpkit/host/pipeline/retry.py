@@ -5,11 +5,23 @@ with no key of the host's."""
 
 from __future__ import annotations
 
-from ..retry import CallSafety, call_with_retries, new_key
+from ..retry import CallSafety, Failure, RetryPolicy, call_with_retries, classify, new_key
 from .record import Call, Next, Outcome
 
 
 class Retry:
+    """`policy`: how often and when (default: the link's, from the host's `retry`); `rounds`:
+    exceptions that end a round of the call, not an attempt (never retried)."""
+
+    def __init__(
+        self, policy: RetryPolicy | None = None, rounds: tuple[type[BaseException], ...] = ()
+    ) -> None:
+        self.policy = policy
+        self.rounds = rounds
+
+    def _failure(self, exc: BaseException) -> Failure:
+        return Failure.ANSWERED if isinstance(exc, self.rounds) else classify(exc)
+
     async def __call__(self, call: Call, next: Next) -> Outcome:
         link, tool = call.resolved.link, call.resolved.tool
         client = link.client
@@ -23,5 +35,10 @@ class Retry:
 
         where = f"{link.name} > {tool.name}"
         return await call_with_retries(
-            attempt, tool=where, safety=safety, policy=link.retry, key=call.key
+            attempt,
+            tool=where,
+            safety=safety,
+            policy=self.policy or link.retry,
+            key=call.key,
+            classify_failure=self._failure,
         )

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import contextlib
 
+from ..events import CallProgress, EventBus
 from .attempt import NotBack
-from .events import CallProgress, EventBus
 from .record import Call, Outcome
 
 

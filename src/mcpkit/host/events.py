@@ -1,7 +1,11 @@
-"""What happens to calls, as typed events published once on a small bus.
+"""What happens in the host, as typed events published once on a small bus: calls (the call
+pipeline's policies publish them on their front end's bus) and servers going down, coming
+back or joining late (`StateChange`, published by the `Fleet` on its bus).
 
-The terminal, the web UI and the log subscribe; policies publish, and never know who listens.
-A listener is a plain function; one that raises is logged and the call goes on.
+The terminal and the web UI subscribe (`to_ui`), and so may anything else; publishers never
+know who listens. A listener is a plain function; one that raises is logged and the host goes
+on. (Every state change is logged by its link as well, including the connection attempts the
+fleet does not publish.)
 """
 
 from __future__ import annotations
@@ -10,12 +14,13 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..audit import AuditRecord
-from ..consent import Decision, PendingCall
-from ..conversation import ToolResult
-from ..ui import HostUI
+from .audit import AuditRecord
+from .consent import Decision, PendingCall
+from .conversation import ToolResult
+from .supervision import StateChange
+from .ui import HostUI
 
-log = logging.getLogger("mcpkit.host.pipeline")
+log = logging.getLogger("mcpkit.host.events")
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,7 +71,15 @@ class AuditRecorded:
     written: bool
 
 
-Event = CallDecided | CallAllowed | CallRefused | CallProgress | CallFinished | AuditRecorded
+Event = (
+    CallDecided
+    | CallAllowed
+    | CallRefused
+    | CallProgress
+    | CallFinished
+    | AuditRecorded
+    | StateChange
+)
 Listener = Callable[[Event], None]
 
 
@@ -89,11 +102,11 @@ class EventBus:
             try:
                 listener(event)
             except Exception:
-                log.exception("a call event listener failed on %s", type(event).__name__)
+                log.exception("an event listener failed on %s", type(event).__name__)
 
 
 def to_ui(ui: HostUI) -> Listener:
-    """A listener showing call events on a `HostUI` (the terminal's, the web UI's)."""
+    """A listener showing events on a `HostUI` (the terminal's, the web UI's)."""
 
     def show(event: Event) -> None:
         if isinstance(event, CallDecided):
@@ -104,5 +117,7 @@ def to_ui(ui: HostUI) -> Listener:
             ui.progress(event.call, event.done, event.total, event.message)
         elif isinstance(event, CallFinished):
             ui.tool_result(event.call, event.result)
+        elif isinstance(event, StateChange):
+            ui.server_state(event)
 
     return show
