@@ -7,13 +7,9 @@ Without npm, or offline, the test that needs them skips with one line saying wha
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
 from pathlib import Path
 
-import pytest
-
+from npm_support import npm_install
 from support import ROOT
 
 #: The reference servers (2025-11-25 servers: they answer `initialize` with that version).
@@ -25,37 +21,9 @@ PACKAGES = {
 CACHE = ROOT / ".cache/npm-servers"
 
 
-def _required() -> bool:
-    return bool(os.environ.get("MCPKIT_REQUIRE_NPM_SERVERS") or os.environ.get("CI"))
-
-
 def npm_servers() -> dict[str, Path]:
     """Each server's launcher (`node_modules/.bin/mcp-server-<name>`) of a repo-local install
     of the pinned versions."""
-    launchers = {name: CACHE / f"node_modules/.bin/mcp-server-{name}" for name in PACKAGES}
-    pinned = "-".join(version for _, version in PACKAGES.values())
-    stamp = CACHE / f".ready-{pinned}"
-    if stamp.exists() and all(p.exists() for p in launchers.values()):
-        return launchers
-    npm = shutil.which("npm")
-    if npm is None:
-        if _required():
-            raise RuntimeError("npm is required for the gateway's npm server interop test")
-        pytest.skip("needs npm (Node.js) to install the reference MCP servers; apt-get install npm")
-    CACHE.mkdir(parents=True, exist_ok=True)
     specs = [f"{package}@{version}" for package, version in PACKAGES.values()]
-    try:
-        subprocess.run(
-            [npm, "install", "--prefix", str(CACHE), "--no-audit", "--no-fund", *specs],
-            check=True,
-            timeout=900,
-            capture_output=True,
-        )
-    except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as exc:
-        if _required():
-            raise
-        stderr = exc.stderr.decode(errors="replace") if isinstance(exc.stderr, bytes) else ""
-        last = stderr.strip().splitlines()[-1] if stderr.strip() else str(exc)
-        pytest.skip(f"cannot install the reference MCP servers with npm ({last}); go online")
-    stamp.touch()
-    return launchers
+    npm_install(CACHE, specs, "the reference MCP servers", "MCPKIT_REQUIRE_NPM_SERVERS")
+    return {name: CACHE / f"node_modules/.bin/mcp-server-{name}" for name in PACKAGES}
