@@ -46,7 +46,9 @@ class NotificationRouter:
     trace: Callable[[str, dict[str, Any]], None] | None = None
     #: progressToken → the callback of the call in flight that carries it
     progress: dict[str, ProgressCallback] = field(default_factory=dict, init=False)
-    _tokens: Iterator[int] = field(default_factory=lambda: itertools.count(1), init=False)
+    _tokens: Iterator[int] = field(
+        default_factory=lambda: itertools.count(1), init=False, repr=False
+    )
 
     def watch(self, body: JSONObject, progress: ProgressCallback) -> str:
         """Ask for progress in the request's `_meta`; its notifications go to `progress`
