@@ -3,6 +3,7 @@ attributes, client injection and baggage, MRTR rounds, and what happens when it 
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 from typing import Any
@@ -10,6 +11,8 @@ from typing import Any
 import pytest
 from opentelemetry import baggage
 from opentelemetry import context as otel_context
+from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor
+from opentelemetry.trace import SpanKind
 
 from host_support import RecordingUI
 from legacy_support import session
@@ -166,6 +169,38 @@ async def test_errors_carry_the_json_rpc_code_and_tool_errors_say_so(recorded: A
         for p in recorded.metrics()["mcp.server.operation.duration"]
     }
     assert duration == {("nope", "-32602"), ("broken", "tool_error")}
+
+
+async def test_a_cancelled_request_fails_both_spans_as_cancelled(recorded: Any) -> None:
+    server = Server("slow", telemetry=recorded.telemetry)
+    started, server_span_ended = asyncio.Event(), asyncio.Event()
+
+    class ServerSpanEnded(SpanProcessor):
+        def on_end(self, span: ReadableSpan) -> None:
+            if span.kind is SpanKind.SERVER:
+                server_span_ended.set()
+
+    recorded.tracer_provider.add_span_processor(ServerSpanEnded())
+
+    @server.tool()
+    async def wait() -> str:
+        """Waits until cancelled."""
+        started.set()
+        await asyncio.Event().wait()
+        return "never"
+
+    async with Client(server, telemetry=recorded.telemetry) as client:
+        call = asyncio.create_task(client.call_tool("wait"))
+        await asyncio.wait_for(started.wait(), scaled(10))
+        call.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await call
+    await asyncio.wait_for(server_span_ended.wait(), scaled(10))
+    spans = recorded.spans("tools/call wait")
+    assert sorted(span.kind.name for span in spans) == ["CLIENT", "SERVER"]
+    for span in spans:
+        assert span.attributes["error.type"] == "cancelled", span.kind
+        assert span.status.description == "the request was cancelled"
 
 
 async def test_an_mrtr_round_is_marked_and_counted(recorded: Any) -> None:

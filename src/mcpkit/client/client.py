@@ -59,6 +59,24 @@ log = logging.getLogger("mcpkit.client")
 
 
 class Client(AsyncResource, CatalogRequests):
+    """One MCP server, either era (see the module docstring).
+
+    `auth`: an `mcpkit.client.auth.OAuth` for servers that answer 401 (HTTP only; a stdio
+    server takes credentials from its environment, `env`, as the spec says: BASE-31).
+    `tasks`: declare the tasks extension, so that servers may run long tool calls as tasks;
+    `call_tool` follows a task to its result either way it is answered.
+    `log_level` ("debug" ... "emergency"): ask for the server's log messages at or above it
+    on every request (`io.modelcontextprotocol/logLevel`, LOG-03/04; `logging/setLevel` on
+    a 2025-11-25 session); they reach `on_log`. None: modern servers send none.
+    `extensions`: more extensions to declare (id → settings, VER-07), e.g. MCP Apps.
+    `trace`: sees every JSON-RPC message as sent or received (`"send"`/`"recv"`), for
+    inspectors; it must not block.
+    `telemetry`: an OpenTelemetry span per request sent, its context in `_meta`
+    (`mcpkit[otel]`); None follows `MCPKIT_TELEMETRY`. See `mcpkit.telemetry`.
+    `connect_timeout`: each step of `connect()` (a known era's probe, `initialize`) may take
+    this long instead of `timeout`, for servers slower to start than to answer.
+    """
+
     def __init__(
         self,
         target: Any,
@@ -87,20 +105,6 @@ class Client(AsyncResource, CatalogRequests):
         trace: Trace | None = None,
         telemetry: bool | Telemetry | None = None,
     ) -> None:
-        """`auth`: an `mcpkit.client.auth.OAuth` for servers that answer 401 (HTTP only; a stdio
-        server takes credentials from its environment, `env`, as the spec says: BASE-31).
-        `tasks`: declare the tasks extension, so that servers may run long tool calls as tasks;
-        `call_tool` follows a task to its result either way it is answered.
-        `log_level` ("debug" ... "emergency"): ask for the server's log messages at or above it
-        on every request (`io.modelcontextprotocol/logLevel`, LOG-03/04; `logging/setLevel` on
-        a 2025-11-25 session); they reach `on_log`. None: modern servers send none.
-        `extensions`: more extensions to declare (id → settings, VER-07), e.g. MCP Apps.
-        `trace`: sees every JSON-RPC message as sent or received (`"send"`/`"recv"`), for
-        inspectors; it must not block.
-        `telemetry`: an OpenTelemetry span per request sent, its context in `_meta`
-        (`mcpkit[otel]`); None follows `MCPKIT_TELEMETRY`. See `mcpkit.telemetry`.
-        `connect_timeout`: each step of `connect()` (a known era's probe, `initialize`) may take
-        this long instead of `timeout`, for servers slower to start than to answer."""
         check_log_level(log_level)
         self.handlers = InputHandlers(elicitation, sampling, roots, url_elicitation=url_elicitation)
         self.cache = ResultCache() if cache else None
@@ -117,26 +121,15 @@ class Client(AsyncResource, CatalogRequests):
             on_notification=self.notes,
             auth=auth,
         )
-        #: Spans and metrics; None when telemetry is off (the request path is then untouched).
-        self.telemetry: ClientTelemetry | None = None
-        #: What requests go through: the transport, or the telemetry decorator around it.
-        self.wire: Transport = self._instrumented(resolve_telemetry(telemetry))
+        #: `wire`: what requests go through, the transport or the telemetry decorator around it;
+        #: `telemetry`: spans and metrics, None when off (the request path is then untouched).
+        self.wire, self.telemetry = self._instrumented(resolve_telemetry(telemetry))
         self.requested_era = era
         self.timeout = timeout
-        self.connect_timeout = (
-            timeout if isinstance(connect_timeout, EllipsisType) else connect_timeout
-        )
+        self.connect_timeout = timeout if connect_timeout is ... else connect_timeout
         self.max_input_rounds = max_input_rounds
         self.probe_timeout = probe_timeout
-        capabilities = self.handlers.capabilities()
-        declared = {**({TASKS_EXTENSION: {}} if tasks else {}), **self.extensions}
-        if declared:
-            capabilities["extensions"] = declared  # TASK-01, per request
-        self.session = ClientSession(
-            self.wire, timeout=timeout, capabilities=capabilities, client_info=client_info
-        )
-        self.session.log_level = log_level
-        self.session.trace = trace
+        self.session = self._new_session(tasks, client_info, log_level)
         self.legacy: LegacyClientSession | None = None
         self.info: ServerInfo | None = None
         self._headers_key = hashlib.sha256(
@@ -145,15 +138,29 @@ class Client(AsyncResource, CatalogRequests):
         self._tools: dict[str, Tool] = {}
         self._outputs = OutputValidator()
 
-    def _instrumented(self, config: Telemetry | None) -> Transport:
-        """The transport, wrapped by `TracedTransport` when telemetry is on."""
+    def _new_session(
+        self, tasks: bool, client_info: JSONObject | None, log_level: str | None
+    ) -> ClientSession:
+        """The 2026-07-28 session over `wire`, declaring our capabilities on every request."""
+        capabilities = self.handlers.capabilities()
+        declared = {**({TASKS_EXTENSION: {}} if tasks else {}), **self.extensions}
+        if declared:
+            capabilities["extensions"] = declared  # TASK-01, per request
+        session = ClientSession(
+            self.wire, timeout=self.timeout, capabilities=capabilities, client_info=client_info
+        )
+        session.log_level = log_level
+        session.trace = self.trace
+        return session
+
+    def _instrumented(self, config: Telemetry | None) -> tuple[Transport, ClientTelemetry | None]:
+        """The transport, wrapped by `TracedTransport` when telemetry is on, and the telemetry."""
         if config is None:
-            return self.transport
+            return self.transport, None
         from .telemetry import ClientTelemetry, TracedTransport
 
-        caps = self.transport.capabilities
-        self.telemetry = ClientTelemetry(config, caps, self._session_version)
-        return TracedTransport(self.transport, self.telemetry)
+        telemetry = ClientTelemetry(config, self.transport.capabilities, self._session_version)
+        return TracedTransport(self.transport, telemetry), telemetry
 
     # -- connection ------------------------------------------------------------------------
     @property
@@ -230,19 +237,15 @@ class Client(AsyncResource, CatalogRequests):
                 return hit  # type: ignore[no-any-return]
         if progress is not None and self.wire.capabilities.notifications is None:
             raise no_notifications(method, self.wire.capabilities.kind)
+        limit = self.timeout if timeout is ... else timeout
         deadline = None
         if max_timeout is not None:
-            deadline = Deadline(self.timeout if timeout is ... else timeout, max_timeout)
+            deadline = Deadline(limit, max_timeout)
             progress = deadline.restarting(progress)
         token = self.notes.watch(body, progress) if progress is not None else None
         try:
             if self.legacy is not None:
-                result = await self.legacy.request(
-                    method,
-                    body,
-                    timeout=self.timeout if timeout is ... else timeout,
-                    deadline=deadline,
-                )
+                result = await self.legacy.request(method, body, timeout=limit, deadline=deadline)
             elif raw:
                 result = await self.session.request(
                     method, body, timeout=timeout, deadline=deadline

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Any
 
 from .errors import ClientError
@@ -55,19 +55,16 @@ class NoHandler(ClientError):
     """The server asked for input this client has no handler for."""
 
 
+@dataclass(eq=False)
 class InputHandlers:
-    def __init__(
-        self,
-        elicitation: ElicitationHandler | None = None,
-        sampling: SamplingHandler | None = None,
-        roots: RootsProvider | None = None,
-        *,
-        url_elicitation: bool = False,
-    ) -> None:
-        self.elicitation = elicitation
-        self.sampling = sampling
-        self.roots = roots
-        self.url_elicitation = url_elicitation
+    """What answers the server's questions (`Client(elicitation=, sampling=, roots=)`);
+    `url_elicitation`: the elicitation handler also takes URL-mode requests."""
+
+    elicitation: ElicitationHandler | None = None
+    sampling: SamplingHandler | None = None
+    roots: RootsProvider | None = None
+    _: KW_ONLY
+    url_elicitation: bool = False
 
     def capabilities(self) -> JSON:
         """Exactly what the handlers can answer (BASE-45, ELIC-07, SAMP-03, ROOT-02)."""

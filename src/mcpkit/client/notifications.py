@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..protocol.jsonrpc import JSONObject, Notification
@@ -34,24 +35,20 @@ def no_notifications(method: str, kind: str) -> ClientError:
     )
 
 
+@dataclass(eq=False)
 class NotificationRouter:
     """Called for every notification a transport receives outside a listen stream."""
 
-    def __init__(
-        self,
-        cache: ResultCache | None,
-        on_log: LogCallback | None,
-        user: Callable[[Notification], Any] | None,
-        trace: Callable[[str, dict[str, Any]], None] | None = None,
-    ) -> None:
-        self.cache = cache
-        self.on_log = on_log
-        self.user = user
-        #: Sees each notification as received (`Client(trace=...)`).
-        self.trace = trace
-        #: progressToken → the callback of the call in flight that carries it
-        self.progress: dict[str, ProgressCallback] = {}
-        self._tokens = itertools.count(1)
+    cache: ResultCache | None
+    on_log: LogCallback | None
+    user: Callable[[Notification], Any] | None
+    #: Sees each notification as received (`Client(trace=...)`).
+    trace: Callable[[str, dict[str, Any]], None] | None = None
+    #: progressToken → the callback of the call in flight that carries it
+    progress: dict[str, ProgressCallback] = field(default_factory=dict, init=False)
+    _tokens: Iterator[int] = field(
+        default_factory=lambda: itertools.count(1), init=False, repr=False
+    )
 
     def watch(self, body: JSONObject, progress: ProgressCallback) -> str:
         """Ask for progress in the request's `_meta`; its notifications go to `progress`

@@ -31,7 +31,7 @@ from ..protocol.transport import (
 )
 from ..protocol.versions import META_PROTOCOL_VERSION
 from ..telemetry.config import Telemetry
-from ..telemetry.instruments import RequestInstruments, fail, failed_as, result_outcome
+from ..telemetry.instruments import RequestInstruments, fail, result_outcome
 from ..telemetry.propagation import inject
 from ..telemetry.semconv import (
     ERROR_TYPE,
@@ -103,10 +103,7 @@ class ClientTelemetry(RequestInstruments):
             try:
                 inject(meta, baggage=self.config.baggage)
                 response = await send(request_id, method, {**params, "_meta": meta})
-            except asyncio.CancelledError:
-                failed_as(span, attrs, "cancelled", "the request was cancelled")
-                raise
-            except Exception as exc:
+            except (asyncio.CancelledError, Exception) as exc:
                 fail(span, attrs, exc)
                 raise
             else:

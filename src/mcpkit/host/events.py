@@ -24,42 +24,46 @@ log = logging.getLogger("mcpkit.host.events")
 
 
 @dataclass(frozen=True, slots=True)
-class CallDecided:
-    """The policy's decision, before the call runs or the user is asked (TOOL-02)."""
+class CallEvent:
+    """What every event about one tool call carries: the call, as the user is shown it."""
 
     call: PendingCall
+
+
+@dataclass(frozen=True, slots=True)
+class CallDecided(CallEvent):
+    """The policy's decision, before the call runs or the user is asked (TOOL-02)."""
+
     decision: Decision
 
 
 @dataclass(frozen=True, slots=True)
-class CallAllowed:
+class CallAllowed(CallEvent):
     """The call goes ahead: the rules allowed it, or the user did (`by`)."""
 
-    call: PendingCall
     by: str
 
 
 @dataclass(frozen=True, slots=True)
-class CallRefused:
+class CallRefused(CallEvent):
     """The host refused the call before consent could matter (host-owned fields, the hook)."""
 
-    call: PendingCall
     reason: str
 
 
 @dataclass(frozen=True, slots=True)
-class CallProgress:
-    call: PendingCall
+class CallProgress(CallEvent):
+    """The server's progress on the call (`notifications/progress`)."""
+
     done: float
     total: float | None
     message: str | None
 
 
 @dataclass(frozen=True, slots=True)
-class CallFinished:
+class CallFinished(CallEvent):
     """The result the caller gets (a consent denial included)."""
 
-    call: PendingCall
     result: ToolResult
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..client import ClientError
@@ -71,23 +72,16 @@ def _text(call: ToolCall, text: str, *, error: bool = False) -> ToolResult:
     return ToolResult(call.id, [{"type": "text", "text": text}], is_error=error)
 
 
+@dataclass(eq=False)
 class HostTools:
     """One agent's host tools and the state behind them."""
 
-    def __init__(
-        self,
-        catalog: ToolCatalog,
-        store: ResultStore,
-        resources: ResourceIndex,
-        consent: Consent,
-        result_tokens: int,
-    ) -> None:
-        self.catalog = catalog
-        self.store = store
-        self.resources = resources
-        self.consent = consent
-        self.result_tokens = result_tokens
-        self._search_lock = asyncio.Lock()
+    catalog: ToolCatalog
+    store: ResultStore
+    resources: ResourceIndex
+    consent: Consent
+    result_tokens: int
+    _search_lock: asyncio.Lock = field(default_factory=asyncio.Lock, init=False, repr=False)
 
     def specs(self) -> list[ToolSpec]:
         out = []

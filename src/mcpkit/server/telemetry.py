@@ -153,10 +153,7 @@ class ServerTelemetry(RequestInstruments):
         started = time.perf_counter()
         try:
             result = await work
-        except asyncio.CancelledError:
-            failed_as(span, attrs, "cancelled", "the request was cancelled")
-            raise
-        except MCPError as exc:
+        except (asyncio.CancelledError, MCPError) as exc:
             fail(span, attrs, exc)
             raise
         except Exception as exc:

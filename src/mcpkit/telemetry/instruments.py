@@ -3,6 +3,7 @@ OpenTelemetry: loaded only when telemetry is on."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from opentelemetry import metrics, trace
@@ -85,7 +86,11 @@ class RequestInstruments:
 
 def fail(span: Span, attrs: dict[str, Any], exc: BaseException) -> None:
     """Mark a span failed by `exc`: `error.type` (and the JSON-RPC code) on the span and in
-    `attrs` (the metric's), status ERROR with the error's message."""
+    `attrs` (the metric's), status ERROR with the error's message; a cancelled request is
+    `error.type` "cancelled"."""
+    if isinstance(exc, asyncio.CancelledError):
+        failed_as(span, attrs, "cancelled", "the request was cancelled")
+        return
     extra, description = error_attributes(exc)
     attrs.update(extra)
     span.set_attributes(extra)

@@ -14,6 +14,7 @@ import contextlib
 import sys
 import webbrowser
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Protocol
 from urllib.parse import parse_qsl, urlsplit
 
@@ -70,6 +71,7 @@ class HeadlessAuthorizer:
             await http.close()
 
 
+@dataclass(eq=False, kw_only=True)
 class LoopbackAuthorizer:
     """Listens on `http://127.0.0.1:<port><path>` for the redirect (RFC 8252 §7.3).
 
@@ -77,24 +79,15 @@ class LoopbackAuthorizer:
     redirect URI is exact). `open_browser` opens the URL; it is always printed to stderr too.
     """
 
-    def __init__(
-        self,
-        *,
-        host: str = "127.0.0.1",
-        port: int = 0,
-        path: str = "/callback",
-        open_browser: bool = True,
-        timeout: float = 300.0,
-        announce: Callable[[str], None] | None = None,
-    ) -> None:
-        self.host = host
-        self.port = port
-        self.path = path
-        self.open_browser = open_browser
-        self.timeout = timeout
-        self.announce = announce or _print
-        self._runner: object | None = None
-        self._waiter: asyncio.Future[dict[str, str]] | None = None
+    host: str = "127.0.0.1"
+    port: int = 0
+    path: str = "/callback"
+    open_browser: bool = True
+    timeout: float = 300.0
+    #: Shows the user the URL to open (default: printed to stderr).
+    announce: Callable[[str], None] | None = None
+    _runner: object | None = field(default=None, init=False, repr=False)
+    _waiter: asyncio.Future[dict[str, str]] | None = field(default=None, init=False, repr=False)
 
     @property
     def redirect_uri(self) -> str:
@@ -128,7 +121,7 @@ class LoopbackAuthorizer:
     async def authorize(self, url: str) -> dict[str, str]:
         await self.start()
         self._waiter = asyncio.get_running_loop().create_future()
-        self.announce(url)
+        (self.announce or _print)(url)
         if self.open_browser:
             with contextlib.suppress(Exception):
                 await asyncio.to_thread(webbrowser.open, url)

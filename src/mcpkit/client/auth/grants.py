@@ -102,6 +102,15 @@ def _secret_method(meta: AuthServerMetadata) -> str:
     return "client_secret_post"
 
 
+class _Unattended:
+    """What the grants that need no user share: no browser to show, nothing to close."""
+
+    interactive = False
+
+    async def close(self) -> None:
+        return None
+
+
 @dataclass
 class AuthorizationCode:
     """OAuth 2.1 authorization code with PKCE. Client identity, in the spec's order
@@ -233,7 +242,7 @@ def check_authorization_response(
 
 
 @dataclass
-class ClientCredentials:
+class ClientCredentials(_Unattended):
     """The client's own token: `client_secret` (basic or post) or `private_key_pem`
     (`private_key_jwt`, signed with `signing_alg`)."""
 
@@ -242,10 +251,6 @@ class ClientCredentials:
     private_key_pem: str | None = None
     signing_alg: str = "ES256"
     issuer: str | None = None
-    interactive: bool = False
-
-    async def close(self) -> None:
-        return None
 
     def client_identity(self, meta: AuthServerMetadata) -> ClientIdentity:
         if self.issuer is not None and self.issuer != meta.issuer:
@@ -272,17 +277,13 @@ class ClientCredentials:
 
 
 @dataclass
-class JwtBearer:
+class JwtBearer(_Unattended):
     """RFC 7523 §2.1: a JWT (e.g. a workload identity token) is the grant. Failures
     (`invalid_grant`, `invalid_scope`, `unauthorized_client`) are raised, never retried."""
 
     assertion: Secret
     client_id: str | None = None
     client_secret: str | None = None
-    interactive: bool = False
-
-    async def close(self) -> None:
-        return None
 
     def client_identity(self, meta: AuthServerMetadata) -> ClientIdentity | None:
         if self.client_id is None:
@@ -301,7 +302,7 @@ class JwtBearer:
 
 
 @dataclass
-class EnterpriseManaged:
+class EnterpriseManaged(_Unattended):
     """SEP-990: the user's IdP ID token is exchanged at the IdP for an Identity Assertion JWT
     Authorization Grant (RFC 8693, audience = the MCP authorization server, resource = the MCP
     server), which the client then presents as a JWT bearer grant (RFC 7523)."""
@@ -312,10 +313,6 @@ class EnterpriseManaged:
     id_token: Secret
     idp_client_id: str | None = None
     idp_client_secret: str | None = None
-    interactive: bool = False
-
-    async def close(self) -> None:
-        return None
 
     async def exchange(self, flow: Flow) -> str:
         form = {

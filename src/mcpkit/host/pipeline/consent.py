@@ -9,6 +9,7 @@ holder, and never for a call that belongs to nobody in particular."""
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import KW_ONLY, dataclass, field
 
 from ..consent import ConsentPolicy, Decision, PendingCall, Ruling
 from ..events import CallAllowed, CallDecided, CallFinished, EventBus
@@ -35,23 +36,19 @@ def refusals(owner: str, non_interactive: str) -> dict[str, str]:
 HOST_REFUSALS = refusals("host", "this session is non-interactive")
 
 
+@dataclass(eq=False)
 class Consent:
-    def __init__(
-        self,
-        policy: ConsentPolicy,
-        ask: Ask,
-        bus: EventBus,
-        *,
-        texts: Mapping[str, str] = HOST_REFUSALS,
-        holder: Callable[[Call], str | None] | None = None,
-    ) -> None:
-        self.policy = policy
-        self.ask = ask
-        self.bus = bus
-        self.texts = texts
-        self.holder = holder
-        #: "Yes for this session" answers, by holder (with `holder` only).
-        self.granted: dict[str, set[str]] = {}
+    """The consent policy of one front end: `policy` rules, `ask` asks, `bus` hears both;
+    `texts` are the refusals the caller reads (by who refused)."""
+
+    policy: ConsentPolicy
+    ask: Ask
+    bus: EventBus
+    _: KW_ONLY
+    texts: Mapping[str, str] = field(default_factory=lambda: HOST_REFUSALS)
+    holder: Callable[[Call], str | None] | None = None
+    #: "Yes for this session" answers, by holder (with `holder` only).
+    granted: dict[str, set[str]] = field(default_factory=dict, init=False)
 
     async def rule(self, pending: PendingCall, call: Call | None = None) -> Ruling:
         """The ruling on one call (also for the host's own reads: `read_resource`)."""

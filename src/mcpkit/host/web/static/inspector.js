@@ -102,6 +102,15 @@ function findExchange(server, method, match) {
   return null;
 }
 
+// A form's button row: the button submits the form's value once the form reads it as valid.
+function submitRow(form, label, role, submit) {
+  const onclick = () => {
+    const got = form.read();
+    if (got.ok) submit(got.value);
+  };
+  return h("div", { class: "row" }, h("button", { class: "primary", dataset: role ? { role } : undefined, onclick }, label));
+}
+
 function toolDetail(tool) {
   const form = schemaForm(tool.inputSchema || { type: "object" }, `tool-${++forms}`);
   const out = h("div", { class: "outcome" });
@@ -115,10 +124,7 @@ function toolDetail(tool) {
       x.ui ? h("span", { class: "badge app" }, `app: ${x.ui}`) : null),
     h("details", {}, h("summary", {}, "definition"), h("pre", {}, json(Object.fromEntries(Object.entries(tool).filter(([k]) => k !== "x-host"))))),
     form.element,
-    h("div", { class: "row" }, h("button", { class: "primary", dataset: { role: "call" }, onclick: () => {
-      const got = form.read();
-      if (got.ok) send("tools/call", { name: tool.name, arguments: got.value }, out, (p) => p.name === tool.name);
-    } }, "Call tool")),
+    submitRow(form, "Call tool", "call", (value) => send("tools/call", { name: tool.name, arguments: value }, out, (p) => p.name === tool.name)),
     out,
   ];
 }
@@ -155,10 +161,10 @@ function templateDetail(t) {
     h("div", { class: "muted" }, t.description || ""),
     h("code", {}, t.uriTemplate),
     form.element,
-    h("div", { class: "row" }, h("button", { class: "primary", onclick: () => {
-      const got = form.read();
-      if (got.ok) { const uri = expand(t.uriTemplate, got.value); send("resources/read", { uri }, out, (p) => p.uri === uri); }
-    } }, "Read")),
+    submitRow(form, "Read", undefined, (value) => {
+      const uri = expand(t.uriTemplate, value);
+      send("resources/read", { uri }, out, (p) => p.uri === uri);
+    }),
     out,
   ];
 }
@@ -172,10 +178,7 @@ function promptDetail(p) {
     h("h3", {}, p.title || p.name),
     h("div", { class: "muted" }, p.description || ""),
     form.element,
-    h("div", { class: "row" }, h("button", { class: "primary", dataset: { role: "run" }, onclick: () => {
-      const got = form.read();
-      if (got.ok) send("prompts/get", { name: p.name, arguments: got.value }, out, (q) => q.name === p.name);
-    } }, "Run prompt")),
+    submitRow(form, "Run prompt", "run", (value) => send("prompts/get", { name: p.name, arguments: value }, out, (q) => q.name === p.name)),
     out,
   ];
 }
