@@ -152,6 +152,8 @@ class UIApp:
         value = body.get("answer")
         if question.kind == "consent" and value not in ("once", "session", "deny"):
             raise HTTPError(400, "answer once, session or deny")
+        if question.kind == "app-consent" and value not in ("allow", "deny"):
+            raise HTTPError(400, "answer allow or deny")
         if question.kind == "elicit":
             value = elicit_answer(question.detail, value)
         self.web.questions.answer(question.id, value)
@@ -227,7 +229,11 @@ class UIApp:
         try:
             if body.get("method") == "tools/call":
                 result = await apps.call_tool(
-                    args["name"], params.get("name"), params.get("arguments")
+                    args["name"],
+                    params.get("name"),
+                    params.get("arguments"),
+                    view=body.get("view"),
+                    auto=body.get("auto") is True,
                 )
             elif body.get("method") == "resources/read":
                 result = await apps.read_resource(args["name"], params.get("uri"))
