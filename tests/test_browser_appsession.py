@@ -27,7 +27,7 @@ DENIED = "refused: The user did not allow this app to call its server's tools."
 
 
 @contextlib.asynccontextmanager
-async def board(tmp_path: Path, consent: dict[str, list[str]]) -> AsyncIterator[Any]:
+async def board(tmp_path: Path, consent: dict[str, list[str]], *options: str) -> AsyncIterator[Any]:
     """The web UI with the board server (untrusted, with `consent`), a page on it, and the
     model asking for the board once; yields (web, page, api, count file)."""
     need_browser()
@@ -36,7 +36,7 @@ async def board(tmp_path: Path, consent: dict[str, list[str]]) -> AsyncIterator[
     async with static_origin({"app-with-deps.js": bundle}) as origin:
         entry = {
             "command": sys.executable,
-            "args": [str(SERVERS / "appsession_server.py"), origin, str(counted)],
+            "args": [str(SERVERS / "appsession_server.py"), origin, str(counted), *options],
             "consent": consent,
         }
         cfg = parse_config({"mcpServers": {"board": entry}}, source="test")
@@ -102,6 +102,34 @@ async def test_a_reload_restores_the_app_without_running_its_calls_again(
         await expect(app.locator("#out")).to_have_text("load_rows #3", timeout=WAIT)
         assert ran(counted) == 3
         assert len(api.requests) == 2  # the reload asked the model nothing
+        assert not page.errors
+
+
+async def test_a_question_of_the_closed_page_is_withdrawn_not_doubled(tmp_path: Path) -> None:
+    """The app's call on load waits for a server's form; the page is reloaded: the old call
+    ends with its page and its question is withdrawn; the restored app asks anew, once."""
+    from playwright.async_api import expect
+
+    async with board(tmp_path, {"allow": ["*"]}, "ask") as (web, page, _api, counted):
+        form = page.locator('.question[data-type="elicit"]:not(.done)')
+        await expect(form).to_contain_text("Which quarter?", timeout=WAIT)
+        (first,) = web.questions.open
+
+        await open_page(page)
+        old = page.locator(f'.question[data-question="{first}"]')
+        await expect(old).to_have_class("question done", timeout=WAIT)  # withdrawn
+        await expect(form).not_to_have_attribute("data-question", first, timeout=WAIT)
+        await expect(form).to_have_count(1)
+        assert first not in web.questions.open
+        assert len(web.questions.open) == 1
+        ended = page.locator(".card", has_text="called by its app").first
+        await expect(ended).to_contain_text("cancelled: the page that asked for it was closed")
+        await form.get_by_label("Quarter").fill("Q4")
+        await form.get_by_role("button", name="Send").click()
+        app = app_frame(page)
+        await expect(app.locator("#loaded")).to_have_text(LOADED, timeout=WAIT)
+        assert ran(counted) == 2
+        assert not web.questions.open
         assert not page.errors
 
 

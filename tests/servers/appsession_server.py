@@ -1,12 +1,13 @@
 """A stdio MCP server whose MCP App calls its server by itself as soon as it loads, for the
 browser tests of apps that survive a page reload and of consent asked in the app's card.
 
-    python appsession_server.py ORIGIN COUNT_FILE
+    python appsession_server.py ORIGIN COUNT_FILE [ask]
 
 ORIGIN serves the official `App` class (`app-with-deps.js`, npm `@modelcontextprotocol/
 ext-apps`). `show_board` (the model's tool) has the app; `load_rows` and `load_totals` are
 app-only tools the app calls on load, and `load_rows` again when its button is clicked. Every
-call of an app-only tool that runs adds one to the number written to COUNT_FILE.
+call of an app-only tool that runs adds one to the number written to COUNT_FILE. With `ask`,
+`load_rows` first asks the user which quarter (a form) and counts only once answered.
 """
 
 from __future__ import annotations
@@ -14,10 +15,11 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from mcpkit import Server
+from mcpkit import Context, Server
 
 ORIGIN = sys.argv[1] if len(sys.argv) > 1 else "http://127.0.0.1:9"
 COUNT_FILE = Path(sys.argv[2]) if len(sys.argv) > 2 else None
+ASK = sys.argv[3:4] == ["ask"]
 UI = "ui://board/app"
 MIME = "text/html;profile=mcp-app"
 APP_ONLY = {"ui": {"resourceUri": UI, "visibility": ["app"]}}
@@ -69,8 +71,14 @@ async def show_board(label: str = "board") -> dict[str, object]:
 
 
 @server.tool(meta=APP_ONLY)
-async def load_rows(table: str) -> dict[str, object]:
+async def load_rows(table: str, ctx: Context) -> dict[str, object]:
     """The board's rows (the app calls it)."""
+    if ASK:
+        quarter = {"type": "string", "title": "Quarter"}
+        answer = await ctx.elicit(
+            "Which quarter?", {"type": "object", "properties": {"quarter": quarter}}
+        )
+        table = str((answer.content or {}).get("quarter", table))
     return {"table": table, "call": _count()}
 
 

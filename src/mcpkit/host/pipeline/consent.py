@@ -72,7 +72,7 @@ class Consent:
         rulings = [self.policy.judge(p) for p in tools]
         if not any(r.decision is Decision.ASK for r in rulings):
             allowed = next((r for r in rulings if r.decision is Decision.ALLOW), None)
-            return allowed or (rulings[0] if rulings else Ruling(Decision.DENY, "rules"))
+            return allowed or (rulings[0] if rulings else Ruling(Decision.ALLOW, "rules"))
         answer = await ask()
         self.apps[app] = answer
         while len(self.apps) > MAX_GRANT_HOLDERS:

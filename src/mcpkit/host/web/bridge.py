@@ -174,14 +174,21 @@ class AppHost:
             slot = found
         # The agent's pipeline, as for the model's calls: host-owned fields, consent (the
         # answer given for this app instance), on_call, pins, deadline, retry, audit, budget.
-        result = await self.agent.perform(
-            Target(link, tool, adapt(tool.input_schema)),
-            f"{link.name}__{name}",
-            f"app-{next(self._calls)}",
-            dict(arguments or {}),
-            caller=f"app:{link.name}",
-            app=app.id,
-        )
+        call_id = f"app-{next(self._calls)}"
+        try:
+            result = await self.agent.perform(
+                Target(link, tool, adapt(tool.input_schema)),
+                f"{link.name}__{name}",
+                call_id,
+                dict(arguments or {}),
+                caller=f"app:{link.name}",
+                app=app.id,
+            )
+        except asyncio.CancelledError:  # the page that asked went away: its card says so
+            text = "cancelled: the page that asked for it was closed or reloaded"
+            content = [{"type": "text", "text": text}]
+            self.hub.publish("result", id=call_id, content=content, is_error=True)
+            raise
         if result.raw is None:
             raise AppRefused(_text(result) or "the call failed")
         if slot is not None:
