@@ -93,6 +93,7 @@ async def test_a_reload_restores_the_app_without_running_its_calls_again(
         app = app_frame(page)
         await expect(app.locator("#loaded")).to_have_text(LOADED, timeout=WAIT)
         await expect(app.locator("#label")).to_have_text("Q3")
+        await expect(app.locator("#results")).to_have_text("1", timeout=WAIT)  # sent once
         assert ran(counted) == 2
         await expect(page.locator(".card", has_text="called by its app")).to_have_count(2)
         await expect(page.locator(".question")).to_have_count(0)

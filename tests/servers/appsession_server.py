@@ -28,7 +28,7 @@ CALLS = {"n": 0}
 
 HTML = """<!DOCTYPE html>
 <html><head><meta charset="utf-8"><title>Board</title></head><body>
-<h3>Board <span id="label">?</span></h3>
+<h3>Board <span id="label">?</span> (results received: <span id="results">0</span>)</h3>
 <p id="loaded">Loading…</p>
 <button id="again">Load the rows again</button>
 <p id="out"></p>
@@ -36,7 +36,11 @@ HTML = """<!DOCTYPE html>
 import { App } from "ORIGIN/app-with-deps.js";
 const $ = (id) => document.getElementById(id);
 const app = new App({ name: "board-app", version: "1.0.0" }, {});
-app.ontoolresult = (result) => { $("label").textContent = result.structuredContent.label; };
+let results = 0;
+app.ontoolresult = (result) => {
+  $("label").textContent = result.structuredContent.label;
+  $("results").textContent = String(++results);
+};
 async function load(name) {
   const r = await app.callServerTool({ name, arguments: { table: "q3" } });
   return r.isError ? `error ${r.content[0].text}` : `${name} #${r.structuredContent.call}`;

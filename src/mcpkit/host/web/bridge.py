@@ -217,7 +217,8 @@ class AppHost:
         return app, link
 
     async def opened(self) -> None:
-        """Until the interfaces being fetched now are shown (or have failed)."""
+        """Until the interfaces being fetched now are shown (or have failed); an app whose
+        consent question is open waits for its answer."""
         await asyncio.gather(*self._tasks, return_exceptions=True)
 
     async def close(self) -> None:

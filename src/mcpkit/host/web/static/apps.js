@@ -17,7 +17,7 @@ export class AppView {
     this.result = null;
     // This rendering (one per page load): a restored app's own calls are answered from what
     // they returned the first time (host/web/replay.py).
-    this.view = crypto.randomUUID();
+    this.view = Array.from(crypto.getRandomValues(new Uint8Array(12)), (b) => b.toString(16).padStart(2, "0")).join("");
     this.frame = h("iframe", {
       class: ev.prefersBorder === false ? "app-frame" : "app-frame border",
       title: `${ev.server} app: ${ev.tool.title || ev.tool.name}`,
