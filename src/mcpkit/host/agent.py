@@ -179,11 +179,15 @@ class Agent:
         arguments: dict[str, Any],
         *,
         caller: str = "model",
+        app: str | None = None,
     ) -> ToolResult:
         """One call to a server's tool through this agent's pipeline (host-owned fields,
         consent, `on_call`, deadline, retry, audit, output budget), whoever asked for it: the
-        model, or an MCP App through the web UI (`caller`, as the audit trail names it)."""
-        call = Call(alias, call_id, arguments, caller=caller, agent=self.name, target=target)
+        model, or an MCP App through the web UI (`caller`, as the audit trail names it; `app`,
+        the app instance, whose consent answer stands for its calls)."""
+        call = Call(
+            alias, call_id, arguments, caller=caller, agent=self.name, target=target, app=app
+        )
         return await self._through(call)
 
     async def _through(self, call: Call) -> ToolResult:

@@ -48,7 +48,8 @@ class PendingCall:
 class Ruling:
     """A decision and who made it (for the audit trail): `host`, `agent` or `server` rules,
     `session` (an earlier "allow for this session"), `annotations`, `untrusted`, `user`,
-    `non-interactive`, or `host-owned` (the host refused a field the model may not set)."""
+    `non-interactive`, `app` (the user's answer for the MCP App making the call, given once
+    when it was rendered), or `host-owned` (the host refused a field the model may not set)."""
 
     decision: Decision
     by: str

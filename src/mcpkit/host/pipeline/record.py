@@ -32,7 +32,8 @@ class Call:
     judged); `sent`: what goes to the server when a policy changed it (host-owned values filled
     in, the hook's added; `outgoing()` reads it).
     `caller`: who asked (`model`, `app:NAME`, `inspector`), `agent` the agent's name for the
-    audit trail, `principal` an authenticated caller's. `attempt` counts the attempts made,
+    audit trail, `principal` an authenticated caller's, `app` the id of the MCP App instance
+    that asked (consent's answer for that app stands in for asking about each call). `attempt` counts the attempts made,
     `give_up` is the loop time after which a retry stops waiting for the link to be back, and
     `unsure` says an attempt failed after it may have reached the server."""
 
@@ -42,6 +43,7 @@ class Call:
     caller: str = "model"
     agent: str | None = None
     principal: str | None = None
+    app: str | None = None
     target: Target | None = None
     sent: dict[str, Any] | None = None
     extras: CallExtras = field(default_factory=CallExtras)

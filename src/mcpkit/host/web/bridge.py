@@ -3,6 +3,11 @@ call to it goes ahead, keep each rendered app's identity (its server and tool), 
 what an app asks through the page's postMessage bridge — `tools/call` only on its own server,
 only tools visible to apps, under the same consent policy and audit trail as the model's calls;
 `resources/read` only from its own server.
+
+Consent is asked once per app instance, in its card, before its frame loads (the pipeline's
+`Consent.admit_app` decides whether to ask and keeps the answer for the app's calls). A page
+reloaded renders each app again from its stored input and result; the calls the app then makes
+by itself are answered from what they returned the first time (`replay.CallRecord`).
 """
 
 from __future__ import annotations
@@ -11,7 +16,7 @@ import asyncio
 import itertools
 import logging
 import secrets
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ...client import ClientError, Tool
@@ -21,10 +26,11 @@ from ..apps import AppResource, AppResourceError, app_resource, for_apps, resour
 from ..connections import Fleet, Target
 from ..conversation import ToolResult
 from ..link import ServerLink
-from ..pipeline import CallAllowed, Event, PendingCall
+from ..pipeline import Call, CallAllowed, Event, PendingCall, Ruling
 from ..schemas import adapt
 from ..supervision import describe
 from .events import EventHub
+from .replay import CallRecord
 from .webui import WebUI
 
 log = logging.getLogger("mcpkit.host")
@@ -41,6 +47,8 @@ class AppSession:
     tool: dict[str, Any]
     call_id: str
     resource: AppResource
+    #: What the app's own calls returned, for its renderings after a page reload.
+    calls: CallRecord = field(default_factory=CallRecord)
 
 
 class AppHost:
@@ -86,6 +94,7 @@ class AppHost:
         self.apps[session.id] = session
         # For security review (SEP-1865): which app ran under which policy.
         log.info("app %s of %s > %s: CSP %s", uri, link.name, tool.name, resource.policy())
+        ruling = await self._admit(session, link, call)
         self.hub.publish(
             "app",
             id=session.id,
@@ -98,7 +107,33 @@ class AppHost:
             permissions=resource.permissions,
             prefersBorder=resource.prefers_border,
             sandbox=f"{self.sandbox_origin}/sandbox/{session.id}",
+            calls=ruling.decision.value,
+            callsBy=ruling.by,
         )
+
+    async def _admit(self, session: AppSession, link: ServerLink, call: PendingCall) -> Ruling:
+        """May this app instance call its server's tools? Asked in its card, once, before its
+        frame loads, where the consent rules would ask about any of the tools it may call."""
+        assert self.agent is not None
+        tools = [t for t in link.tools if for_apps(t.raw)]
+        pending = [
+            Call(
+                f"{link.name}__{t.name}", "", {}, target=Target(link, t, adapt(t.input_schema))
+            ).pending()
+            for t in tools
+        ]
+
+        async def ask() -> bool:
+            answer = await self.ui.questions.ask(
+                "app-consent",
+                call=call.call_id,
+                app=session.id,
+                server=link.name,
+                tools=[t.name for t in tools],
+            )
+            return bool(answer == "allow")
+
+        return await self.agent.consent.admit_app(session.id, pending, ask)
 
     async def resource(self, link: ServerLink, uri: str) -> AppResource:
         """The `ui://` resource, read once per server (templates are static: SEP-1865)."""
@@ -111,9 +146,13 @@ class AppHost:
         return self._cache[key]
 
     # -- what apps ask -----------------------------------------------------------------
-    async def call_tool(self, app_id: str, name: Any, arguments: Any) -> dict[str, Any]:
-        """`tools/call` from an app: the result object, or AppRefused."""
-        _, link = self._app(app_id)
+    async def call_tool(
+        self, app_id: str, name: Any, arguments: Any, *, view: Any = None, auto: bool = False
+    ) -> dict[str, Any]:
+        """`tools/call` from an app: the result object, or AppRefused. `view` names the
+        rendering (one per page load) and `auto` says the app made the call by itself (the
+        user was not using it): such calls of a restored app are answered from the record."""
+        app, link = self._app(app_id)
         if not isinstance(name, str):
             raise AppRefused("tools/call needs a tool name")
         if arguments is not None and not isinstance(arguments, dict):
@@ -127,17 +166,33 @@ class AppHost:
         if not for_apps(tool.raw):
             raise AppRefused(f"the tool {name!r} is not available to apps (its visibility)")
         assert self.agent is not None
-        # The agent's pipeline, as for the model's calls: host-owned fields, consent, on_call,
-        # pins, deadline, retry, audit, output budget.
-        result = await self.agent.perform(
-            Target(link, tool, adapt(tool.input_schema)),
-            f"{link.name}__{name}",
-            f"app-{next(self._calls)}",
-            dict(arguments or {}),
-            caller=f"app:{link.name}",
-        )
+        slot = None
+        if auto and isinstance(view, str) and view:
+            found = app.calls.lookup(view, name, dict(arguments or {}))
+            if isinstance(found, dict):
+                return found  # a restored app: answered as the first time, nothing runs
+            slot = found
+        # The agent's pipeline, as for the model's calls: host-owned fields, consent (the
+        # answer given for this app instance), on_call, pins, deadline, retry, audit, budget.
+        call_id = f"app-{next(self._calls)}"
+        try:
+            result = await self.agent.perform(
+                Target(link, tool, adapt(tool.input_schema)),
+                f"{link.name}__{name}",
+                call_id,
+                dict(arguments or {}),
+                caller=f"app:{link.name}",
+                app=app.id,
+            )
+        except asyncio.CancelledError:  # the page that asked went away: its card says so
+            text = "cancelled: the page that asked for it was closed or reloaded"
+            content = [{"type": "text", "text": text}]
+            self.hub.publish("result", id=call_id, content=content, is_error=True)
+            raise
         if result.raw is None:
             raise AppRefused(_text(result) or "the call failed")
+        if slot is not None:
+            app.calls.fill(slot, result.raw)
         return result.raw
 
     async def read_resource(self, app_id: str, uri: Any) -> dict[str, Any]:
@@ -162,7 +217,8 @@ class AppHost:
         return app, link
 
     async def opened(self) -> None:
-        """Until the interfaces being fetched now are shown (or have failed)."""
+        """Until the interfaces being fetched now are shown (or have failed); an app whose
+        consent question is open waits for its answer."""
         await asyncio.gather(*self._tasks, return_exceptions=True)
 
     async def close(self) -> None:

@@ -4,11 +4,12 @@ cookie), its static files, and the JSON API the page calls, every request checke
 
 from __future__ import annotations
 
+import asyncio
 import html
 import logging
 import re
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ...protocol.jsonschema import SchemaError, compile_schema, first_errors
 from ..supervision import describe
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
     from .webhost import WebHost
 
 log = logging.getLogger("mcpkit.host")
+T = TypeVar("T")
 Handler = Callable[[Request, dict[str, str]], Awaitable[Any]]
 _NO_TOKEN = (
     "This page needs its access token: open the address that `mcpkit ui` printed "
@@ -152,6 +154,8 @@ class UIApp:
         value = body.get("answer")
         if question.kind == "consent" and value not in ("once", "session", "deny"):
             raise HTTPError(400, "answer once, session or deny")
+        if question.kind == "app-consent" and value not in ("allow", "deny"):
+            raise HTTPError(400, "answer allow or deny")
         if question.kind == "elicit":
             value = elicit_answer(question.detail, value)
         self.web.questions.answer(question.id, value)
@@ -226,9 +230,14 @@ class UIApp:
         apps = self.web.apps
         try:
             if body.get("method") == "tools/call":
-                result = await apps.call_tool(
-                    args["name"], params.get("name"), params.get("arguments")
+                call = apps.call_tool(
+                    args["name"],
+                    params.get("name"),
+                    params.get("arguments"),
+                    view=body.get("view"),
+                    auto=body.get("auto") is True,
                 )
+                result = await while_connected(request, call)
             elif body.get("method") == "resources/read":
                 result = await apps.read_resource(args["name"], params.get("uri"))
             else:
@@ -241,6 +250,29 @@ class UIApp:
         except AppRefused as exc:
             return {"error": {"code": -32000, "message": str(exc)}}
         return {"result": result}
+
+
+async def while_connected(request: Request, work: Awaitable[T]) -> T:
+    """`work`, cancelled if the page that asked goes away first (closed or reloaded): what it
+    was waiting for, a server's question included, belongs to the live page only, and is
+    withdrawn with the call (the reloaded page renders the app again, which asks anew)."""
+    task = asyncio.ensure_future(work)
+
+    async def gone() -> None:
+        while (await request.receive())["type"] != "http.disconnect":
+            pass
+
+    watcher = asyncio.ensure_future(gone())
+    try:
+        await asyncio.wait({task, watcher}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        watcher.cancel()
+        if not task.done():
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+    if task.cancelled():
+        raise HTTPError(499, "the page that asked went away")
+    return task.result()
 
 
 def elicit_answer(detail: dict[str, Any], value: Any) -> Any:

@@ -15,6 +15,9 @@ export class AppView {
     this.initialized = false;
     this.loaded = false;
     this.result = null;
+    // This rendering (one per page load): a restored app's own calls are answered from what
+    // they returned the first time (host/web/replay.py).
+    this.view = Array.from(crypto.getRandomValues(new Uint8Array(12)), (b) => b.toString(16).padStart(2, "0")).join("");
     this.frame = h("iframe", {
       class: ev.prefersBorder === false ? "app-frame" : "app-frame border",
       title: `${ev.server} app: ${ev.tool.title || ev.tool.name}`,
@@ -105,7 +108,9 @@ export class AppView {
         return {};
       case "tools/call":
       case "resources/read": {
-        const answer = await api.post(`/api/apps/${encodeURIComponent(ev.id)}/rpc`, { method, params });
+        // `auto`: the app called by itself (the user is not in its frame).
+        const auto = document.activeElement !== this.frame;
+        const answer = await api.post(`/api/apps/${encodeURIComponent(ev.id)}/rpc`, { method, params, view: this.view, auto });
         if (answer.error) throw Object.assign(new Error(answer.error.message), { code: answer.error.code });
         return answer.result;
       }

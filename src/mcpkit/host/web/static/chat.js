@@ -80,6 +80,10 @@ function app(ev, composer) {
   const entry = cards.get(ev.call);
   if (!entry || entry.app) return;
   entry.app = new AppView(ev, { onMessage: composer });
+  if (ev.calls === "deny") {
+    entry.body.append(h("div", { class: "muted small", dataset: { role: "app-calls" } },
+      `This app may not call tools of ${ev.server} (${ev.callsBy === "user" ? "you denied it" : "the consent rules"}).`));
+  }
   entry.body.append(entry.app.frame);
   if (entry.raw) entry.app.toolResult(entry.raw);
 }
@@ -144,13 +148,27 @@ function elicitUrl(ev) {
   return el;
 }
 
+// Asked once per app, in its card, before its frame loads (the frame comes with the answer).
+function appConsent(ev) {
+  const el = h("div", { class: "question", dataset: { question: ev.id, type: "app-consent" } },
+    h("div", {}, "This app may call tools of server ", h("span", { class: "asker" }, ev.server),
+      ev.tools.length ? ` (${ev.tools.join(", ")})` : ""),
+    h("div", { class: "actions" },
+      h("button", { class: "primary", onclick: () => answer(ev.id, "allow", el) }, "Allow"),
+      h("button", { class: "danger", onclick: () => answer(ev.id, "deny", el) }, "Deny")),
+    h("div", { class: "form-error", role: "alert" }));
+  return el;
+}
+
 function question(ev) {
-  const el = ev.type === "consent" ? consent(ev) : ev.mode === "url" ? elicitUrl(ev) : elicitForm(ev);
+  const inCard = ev.type === "consent" || ev.type === "app-consent";
+  const el = ev.type === "app-consent" ? appConsent(ev) : ev.type === "consent" ? consent(ev)
+    : ev.mode === "url" ? elicitUrl(ev) : elicitForm(ev);
   questions.set(ev.id, el);
-  const owner = ev.type === "consent" ? cards.get(ev.call) : null;
+  const owner = inCard ? cards.get(ev.call) : null;
   if (owner) {  // consent sits in its call's card
     owner.body.append(el);
-    owner.el.querySelector('[data-role="duration"]').textContent = "waiting for you";
+    if (ev.type === "consent") owner.el.querySelector('[data-role="duration"]').textContent = "waiting for you";
     scroll();
   } else add(el);
   el.querySelector("input, select, button")?.focus({ preventScroll: true });
@@ -159,7 +177,7 @@ function question(ev) {
 function answered(ev) {
   const el = questions.get(ev.id);
   if (!el) return;
-  if (el.dataset.type === "consent" && el.parentElement?.classList.contains("body")) {
+  if (el.dataset.type.endsWith("consent") && el.parentElement?.classList.contains("body")) {
     el.remove();  // the card's badge now says who allowed or denied it
     questions.delete(ev.id);
     return;
