@@ -231,6 +231,7 @@ def run(
 def _register_commands() -> None:
     from .audit import audit
     from .client_commands import call, discover, list_, prompt, read
+    from .dev import dev
     from .gateway import gateway
     from .host import host, tools
     from .install import install
@@ -250,6 +251,7 @@ def _register_commands() -> None:
     app.command("audit")(audit)
     app.command()(lint)
     app.command("ui")(ui)
+    app.command()(dev)
     app.command()(gateway)
 
 

@@ -138,6 +138,8 @@ class UIApp:
         text = body.get("text") if isinstance(body, dict) else None
         if not isinstance(text, str) or not text.strip():
             raise HTTPError(400, "write a message first")
+        if self.web.model_hint is not None:
+            raise HTTPError(409, self.web.model_hint)
         if not self.web.start_turn(text.strip()):
             raise HTTPError(409, "the agent is still answering the last message")
         return {"ok": True}

@@ -15,6 +15,7 @@ function scroll() {
 }
 
 function add(el) {
+  messages.querySelector(".empty")?.remove();
   const near = messages.scrollHeight - messages.scrollTop - messages.clientHeight < 80;
   messages.append(el);
   if (near) scroll();
@@ -79,7 +80,7 @@ function progress(ev) {
 function app(ev, composer) {
   const entry = cards.get(ev.call);
   if (!entry || entry.app) return;
-  entry.app = new AppView(ev, { onMessage: composer });
+  entry.app = new AppView(ev, { onMessage: (text, server) => composer(text, `${server} app`) });
   entry.body.append(entry.app.frame);
   if (entry.raw) entry.app.toolResult(entry.raw);
 }
@@ -169,6 +170,31 @@ function answered(ev) {
   questions.delete(ev.id);
 }
 
+// -- the empty chat: how to start (example prompts from the servers' tools; no model: how to set one)
+let hint = null;
+
+function examplePrompt(t) {
+  const words = t.tool.replace(/[_-]+/g, " ");
+  return `Use ${t.server}'s ${words} tool${t.description ? ` (${t.description.replace(/\.$/, "")})` : ""}: `;
+}
+
+export function emptyState(tools, modelHint, composer) {
+  if (modelHint !== undefined) hint = modelHint;
+  const old = messages.querySelector(".empty");
+  if (messages.children.length && !old) return;  // the conversation has started
+  const el = h("div", { class: "empty", dataset: { role: "empty" } },
+    hint ? h("p", { class: "note warning", dataset: { role: "model-hint" } }, hint) : null,
+    tools?.length ? h("p", { class: "muted" }, hint ? "With a model you could ask, for example:" : "Try asking, for example:") : h("p", { class: "muted" }, "No tools yet: the servers are starting, or offer none."),
+    h("div", { class: "examples" }, ...(tools || []).map((t) => h("button", {
+      class: "example", dataset: { role: "example", tool: t.tool },
+      onclick: () => composer(examplePrompt(t), `${t.server} server`),
+    }, h("b", {}, t.tool), h("span", { class: "muted small" }, ` ${t.server}${t.description ? ` · ${t.description}` : ""}`)))));
+  if (old) old.replaceWith(el); else messages.append(el);
+  document.getElementById("prompt").placeholder = hint
+    ? "No model is set (see above); the Inspector tab works without one"
+    : "Message the agent (Enter to send, Shift+Enter for a new line)";
+}
+
 // -- side panel ----------------------------------------------------------------------
 export function renderStatus(servers, pins) {
   const box = document.getElementById("servers");
@@ -222,7 +248,7 @@ export function handle(ev, composer) {
     case "answered": answered(ev); break;
     case "note": add(h("div", { class: `note ${ev.level}` }, ev.text)); break;
     case "server": add(h("div", { class: "note" }, ev.text)); break;
-    case "status": renderStatus(ev.servers, ev.pins); break;
+    case "status": renderStatus(ev.servers, ev.pins); emptyState(ev.tools, undefined, composer); break;
     case "audit": auditRow(ev.record); break;
     case "turn":
       document.getElementById("send").disabled = ev.state === "running";

@@ -19,7 +19,7 @@ export function servers(list) {
   }, s.name, " ", h("span", { class: `badge ${s.state}` }, s.state))));
 }
 
-async function select(name) {
+export async function select(name) {
   state.server = name;
   state.current = null;
   for (const b of document.querySelectorAll("#inspect-servers button")) b.setAttribute("aria-current", b.dataset.server === name ? "true" : "false");
@@ -32,6 +32,23 @@ async function select(name) {
     fill(listEl, h("p", { class: "form-error" }, err.message));
     return;
   }
+  render();
+}
+
+// The server restarted (`mcpkit dev` reload, reconnect): show its new lists, keeping the tab
+// and, where it still exists, the item.
+export async function reloaded(name) {
+  if (state.server !== name) return;
+  const current = state.current;
+  const picked = current !== null ? (state.data?.[state.sub] || [])[current] : null;
+  try {
+    state.data = await api.get(`/api/inspect/${encodeURIComponent(name)}`);
+  } catch (err) {
+    fill(listEl, h("p", { class: "form-error" }, err.message));
+    return;
+  }
+  const again = picked ? (state.data[state.sub] || []).findIndex((i) => (i.name ?? i.uri) === (picked.name ?? picked.uri)) : -1;
+  state.current = again >= 0 ? again : null;
   render();
 }
 
