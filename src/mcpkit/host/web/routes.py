@@ -191,12 +191,11 @@ class UIApp:
         body = await request.json()
         if not isinstance(body, dict) or not isinstance(body.get("params"), dict):
             raise HTTPError(400, "expected {method, params}")
+        method, inspector = str(body.get("method")), self.web.inspector
         try:
-            return {
-                "result": await self.web.inspector.request(
-                    args["name"], str(body.get("method")), body["params"]
-                )
-            }
+            if method == "tools/call":  # with the app, when the tool has a UI
+                return await inspector.call(args["name"], body["params"])
+            return {"result": await inspector.request(args["name"], method, body["params"])}
         except InspectError as exc:
             return {"error": str(exc)}
 

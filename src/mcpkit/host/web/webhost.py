@@ -74,6 +74,8 @@ class WebHost:
             f"http://{shown if ':' not in shown else f'[{shown}]'}:{self.sandbox_port}"
         )
         self.apps = AppHost(self.hub, self.ui, self.sandbox_origin)
+        self.apps.by_hand = self.inspector.app_call
+        self.inspector.apps = self.apps
         settings = settings or HostSettings.from_config(config)
         self.audit_file = settings.audit
         #: The audit file's last records from before this session (this session's are events).

@@ -50,6 +50,9 @@ class WebUI:
         started = self._started.pop(call.call_id, None)
         took = round((time.perf_counter() - started) * 1000, 1) if started is not None else None
         extra = {"raw": result.raw} if call.call_id in self.app_calls else {}
+        structured = (result.raw or {}).get("structuredContent")
+        if structured is not None:  # shown as a tree in the card (never sent to the model)
+            extra["structured"] = structured
         self.app_calls.discard(call.call_id)
         self.hub.publish(
             "result",

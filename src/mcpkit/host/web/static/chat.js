@@ -4,6 +4,7 @@
 import { AppView } from "./apps.js";
 import { api, fill, h, json, urlBox } from "./dom.js";
 import { schemaForm } from "./forms.js";
+import { resultView } from "./results.js";
 
 const messages = document.getElementById("messages");
 const cards = new Map();      // call id → {el, body, progress, app, raw}
@@ -19,17 +20,6 @@ function add(el) {
   const near = messages.scrollHeight - messages.scrollTop - messages.clientHeight < 80;
   messages.append(el);
   if (near) scroll();
-}
-
-function blockText(block) {
-  switch (block.type) {
-    case "text": return block.text;
-    case "image": return `[image ${block.mimeType || ""}]`;
-    case "audio": return `[audio ${block.mimeType || ""}]`;
-    case "resource_link": return `[resource link ${block.uri}]`;
-    case "resource": return block.resource?.text ?? `[resource ${block.resource?.uri || ""}]`;
-    default: return json(block);
-  }
 }
 
 function card(ev) {
@@ -54,9 +44,7 @@ function result(ev) {
   const entry = cards.get(ev.id);
   if (!entry) return;
   entry.progress?.remove();
-  const text = (ev.content || []).map(blockText).join("\n");
-  entry.body.append(h("div", { class: `result${ev.is_error ? " error" : ""}`, dataset: { role: "result" } },
-    h("pre", {}, text || "(no content)")));
+  entry.body.append(resultView({ content: ev.content || [], structured: ev.structured, isError: ev.is_error }));
   entry.el.querySelector('[data-role="duration"]').textContent =
     `${ev.is_error ? "error · " : ""}${ev.duration_ms != null ? `${Math.round(ev.duration_ms)} ms` : ""}`;
   if (ev.raw) {

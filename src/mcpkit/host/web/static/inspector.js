@@ -1,11 +1,14 @@
 // The inspector: browse a server's tools, resources, templates and prompts; call a tool from a
 // form generated from its inputSchema; read a resource; run a prompt; follow
 // `subscriptions/listen` live; and see the raw JSON-RPC of every exchange.
+import { AppView } from "./apps.js";
 import { api, fill, h, json } from "./dom.js";
 import { schemaForm } from "./forms.js";
+import { resultView } from "./results.js";
 
 const state = { server: null, sub: "tools", data: null, current: null, listens: new Map() };
-const wire = new Map();  // server → [{dir, message}]
+const wire = new Map();  // server → [{dir, time, message}]
+const shown = new Set();  // the AppViews in the detail pane (disposed when it is redrawn)
 const listEl = document.getElementById("inspect-list");
 const detailEl = document.getElementById("inspect-detail");
 let forms = 0;
@@ -24,6 +27,7 @@ export async function select(name) {
   state.current = null;
   for (const b of document.querySelectorAll("#inspect-servers button")) b.setAttribute("aria-current", b.dataset.server === name ? "true" : "false");
   fill(listEl, h("p", { class: "muted" }, "Loading…"));
+  clearApps();
   fill(detailEl);
   try {
     state.data = await api.get(`/api/inspect/${encodeURIComponent(name)}`);
@@ -63,8 +67,14 @@ export function setup() {
   }
 }
 
+function clearApps() {
+  for (const app of shown) app.dispose();
+  shown.clear();
+}
+
 function render() {
   if (!state.server) return;
+  clearApps();
   if (state.sub === "listen") { renderListen(); return; }
   if (state.sub === "wire") { renderWire(); return; }
   const data = state.data;
@@ -98,12 +108,36 @@ function toolBadges(tool) {
   ];
 }
 
+function outcome(method, answer) {
+  if (answer.error) return h("p", { class: "form-error", dataset: { role: "error" } }, answer.error);
+  const r = answer.result || {};
+  if (method !== "tools/call") return h("div", { dataset: { role: "result" } }, h("h3", {}, "Result"), h("pre", {}, json(r)));
+  return h("div", { class: "call-outcome" }, h("h3", {}, "Result"),
+    resultView({ content: r.content || [], structured: r.structuredContent, isError: r.isError === true }),
+    h("details", { dataset: { role: "raw" } }, h("summary", {}, "raw result"), h("pre", {}, json(r))));
+}
+
+// A tool with a UI called here: its app, rendered as in the chat (the same AppView).
+function appView(answer, out) {
+  if (answer.appError) return h("p", { class: "form-error", dataset: { role: "app-error" } }, answer.appError);
+  if (!answer.app) return null;
+  const said = h("div", { class: "muted small" });
+  const view = new AppView(answer.app, { onMessage: (text) => { said.textContent = `The app asks to send the model: ${text}`; } });
+  shown.add(view);
+  view.toolResult(answer.result);
+  return h("div", { class: "inspect-app", dataset: { role: "app" } }, view.frame, said);
+}
+
 async function send(method, params, out, match) {
   fill(out, h("p", { class: "muted" }, "Waiting for the server…"));
+  const started = performance.now();
   const answer = await api.post(`/api/inspect/${encodeURIComponent(state.server)}/request`, { method, params }).catch((err) => ({ error: err.message }));
+  const took = Math.round(performance.now() - started);
   const exchange = findExchange(state.server, method, match);
   fill(out,
-    answer.error ? h("p", { class: "form-error", dataset: { role: "error" } }, answer.error) : h("div", { dataset: { role: "result" } }, h("h3", {}, "Result"), h("pre", {}, json(answer.result))),
+    h("div", { class: "muted small", dataset: { role: "took" } }, `${took} ms`),
+    appView(answer, out),
+    outcome(method, answer),
     exchange ? h("details", { dataset: { role: "jsonrpc" } }, h("summary", {}, "JSON-RPC exchange"), h("pre", {}, json(exchange))) : null);
 }
 
@@ -235,8 +269,30 @@ function describe(m) {
   return `${m.error ? "error" : "result"} #${m.id}`;
 }
 
+function clock(ms) {
+  const d = new Date(ms);
+  const two = (n) => String(n).padStart(2, "0");
+  return `${two(d.getHours())}:${two(d.getMinutes())}:${two(d.getSeconds())}.${String(d.getMilliseconds()).padStart(3, "0")}`;
+}
+
 function entryEl(e) {
-  return h("details", { class: "wire-entry" }, h("summary", {}, h("span", { class: `dir ${e.dir}` }, e.dir === "send" ? "→" : "←"), describe(e.message)), h("pre", {}, json(e.message)));
+  return h("details", { class: "wire-entry" },
+    h("summary", {},
+      e.time ? h("time", { datetime: new Date(e.time).toISOString(), dataset: { role: "time" } }, clock(e.time)) : null,
+      h("span", { class: `dir ${e.dir}` }, e.dir === "send" ? "→" : "←"), describe(e.message),
+      e.took != null ? h("span", { class: "took", dataset: { role: "took" } }, `${e.took} ms`) : null),
+    h("pre", {}, json(e.message)));
+}
+
+// A reply's time since its request (same server, same id, opposite direction).
+function withTook(log, e) {
+  const m = e.message;
+  if (m.method || m.id === undefined || !e.time) return e;
+  for (let i = log.length - 1; i >= 0; i--) {
+    const q = log[i];
+    if (q.message.id === m.id && q.message.method && q.dir !== e.dir && q.time) return { ...e, took: Math.round(e.time - q.time) };
+  }
+  return e;
 }
 
 function renderWire() {
@@ -247,15 +303,18 @@ function renderWire() {
 
 export function rpcEvent(ev) {
   const log = wire.get(ev.server) || [];
-  log.push({ dir: ev.dir, message: ev.message });
+  const e = withTook(log, { dir: ev.dir, time: ev.time, message: ev.message });
+  log.push(e);
   if (log.length > 400) log.shift();
   wire.set(ev.server, log);
   if (state.sub === "wire" && state.server === ev.server && !document.getElementById("inspector").hidden) {
-    detailEl.prepend(entryEl({ dir: ev.dir, message: ev.message }));
+    detailEl.prepend(entryEl(e));
   }
 }
 
 export async function loadWire(server) {
   const answer = await api.get(`/api/inspect/${encodeURIComponent(server)}/wire`).catch(() => ({ messages: [] }));
-  wire.set(server, answer.messages.map((m) => ({ dir: m.dir, message: m.message })));
+  const log = [];
+  for (const m of answer.messages) log.push(withTook(log, { dir: m.dir, time: m.time, message: m.message }));
+  wire.set(server, log);
 }
