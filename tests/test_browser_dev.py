@@ -6,6 +6,8 @@ chat says how to set a model and offers example prompts made from the server's t
 
 from __future__ import annotations
 
+import re
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +68,7 @@ async def test_dev_opens_the_inspector_without_a_key_and_fits_800_px(tmp_path: P
         await expect(page.locator("#prompt")).to_have_value(
             "Use weather_server's forecast tool (Forecast for a city, one entry per day): "
         )
+        await page.screenshot(path=str(screenshot_dir() / "dev-chat-800.png"))
         await page.click("#send")
         note = page.locator(".note.error")
         await expect(note).to_contain_text("no model is set", timeout=WAIT)
@@ -121,7 +124,7 @@ async def test_a_tool_with_a_ui_renders_its_app_in_the_inspector(tmp_path: Path)
         assert len(times) == await entries.count() and times
         assert all(len(t) == 12 and t[2] == t[5] == ":" and t[8] == "." for t in times), times
         await expect(page.locator('.wire-entry [data-role="took"]').first).to_have_text(
-            __import__("re").compile(r"^\d+ ms$")
+            re.compile(r"^\d+ ms$")
         )
 
         await page.click('.tabs button[data-tab="chat"]')
@@ -169,4 +172,86 @@ async def test_results_are_rendered_by_type(tmp_path: Path) -> None:
         await expect(failed.locator('[data-role="is-error"]')).to_be_visible()
         await expect(failed).to_contain_text("the sensor is offline")
         await page.screenshot(path=str(screenshot_dir() / "dev-results.png"))
+        assert not page.errors  # type: ignore[attr-defined]
+
+
+def save(path: Path, text: str) -> None:
+    """Save as editors do: a new file renamed over the old one."""
+    draft = path.with_suffix(".draft")
+    draft.write_text(text)
+    draft.replace(path)
+
+
+async def test_saving_the_server_file_reloads_its_tools_in_the_open_page(tmp_path: Path) -> None:
+    from playwright.async_api import expect
+
+    server = tmp_path / "weather.py"
+    shutil.copy(WEATHER, server)
+    original = server.read_text()
+    alerts = '\n\n@server.tool()\nasync def alerts(city: str) -> str:\n    """Alerts."""\n    return f"no alerts for {city}"\n'
+    async with (
+        mcpkit(str(server), "--no-open", tmp_path=tmp_path) as dev,
+        browser_page() as page,
+    ):
+        await open_page(page, dev.url)
+        listed = page.locator("#inspect-list button[data-item]")
+        await expect(listed).to_have_count(1, timeout=WAIT)
+        await page.evaluate("window.sameDocument = true")  # gone if the page reloads
+
+        save(server, original + alerts)
+        status = page.locator("#dev-status")
+        await expect(status).to_have_text("weather restarted: 2 tools", timeout=WAIT)
+        await expect(listed).to_have_count(2)
+        outcome = await call_in_inspector(page, "alerts", city="Oslo")
+        await expect(outcome.locator('[data-role="text"]')).to_have_text("no alerts for Oslo")
+
+        save(server, original + alerts.replace("-> str:", "-> str"))  # a syntax error
+        await expect(status).to_have_class("dev-status error", timeout=WAIT)
+        text = await status.inner_text()
+        assert text.startswith("weather.py line ") and "\n" not in text, text
+        assert "last good version keeps running" in text
+        await expect(listed).to_have_count(2)  # the page and the server carry on
+        outcome = await call_in_inspector(page, "alerts", city="Bergen")
+        await expect(outcome.locator('[data-role="text"]')).to_have_text("no alerts for Bergen")
+
+        save(server, original)
+        await expect(status).to_have_text("weather restarted: 1 tool", timeout=WAIT)
+        await expect(listed).to_have_count(1)
+        assert await page.evaluate("window.sameDocument") is True
+        assert not page.errors  # type: ignore[attr-defined]
+
+
+async def test_a_card_times_the_call_not_the_wait_for_consent(tmp_path: Path) -> None:
+    """The card's duration leaves out the time the person took to allow the call (shown
+    apart), so a slow answer never reads like a slow tool."""
+    import asyncio
+    import sys
+
+    from playwright.async_api import expect
+
+    from host_support import FakeAPI, api_path, script, web_for
+    from mcpkit.host import parse_config
+
+    server = {"command": sys.executable, "args": ["-m", "mcpkit", "run", str(WEATHER)]}
+    cfg = parse_config({"mcpServers": {"weather": server}})  # untrusted: every call is asked
+    replies = script("anthropic", [("weather__forecast", {"city": "Oslo", "days": 1})], "Clear.")
+    hold = 2.0  # seconds the person takes to answer (what the duration must leave out)
+    async with (
+        FakeAPI(api_path("anthropic"), replies) as api,
+        web_for(cfg, api, tmp_path) as web,
+        browser_page() as page,
+    ):
+        await open_page(page, web.url)
+        await page.fill("#prompt", "Weather in Oslo?")
+        await page.click("#send")
+        ask = page.locator('.question[data-type="consent"]')
+        await expect(ask).to_be_visible(timeout=WAIT)
+        await asyncio.sleep(hold)  # the person reading the question: the measured wait itself
+        await ask.get_by_role("button", name="Allow once").click()
+        duration = page.locator('.card[data-call="toolu_0_0"] [data-role="duration"]')
+        await expect(duration).to_contain_text("waiting for you", timeout=WAIT)
+        took = float(await duration.get_attribute("data-ms") or "nan")
+        waited = float((await duration.inner_text()).split(" · ")[-1].split(" s ")[0])
+        assert waited >= hold - 0.05, await duration.inner_text()
+        assert took < hold * 1000, await duration.inner_text()  # the call alone, not the wait
         assert not page.errors  # type: ignore[attr-defined]

@@ -45,8 +45,11 @@ function result(ev) {
   if (!entry) return;
   entry.progress?.remove();
   entry.body.append(resultView({ content: ev.content || [], structured: ev.structured, isError: ev.is_error }));
-  entry.el.querySelector('[data-role="duration"]').textContent =
-    `${ev.is_error ? "error · " : ""}${ev.duration_ms != null ? `${Math.round(ev.duration_ms)} ms` : ""}`;
+  // The call's own time; the time spent waiting for the person (consent, a form) apart.
+  const waited = ev.waited_ms >= 100 ? ` · ${(ev.waited_ms / 1000).toFixed(1)} s waiting for you` : "";
+  const duration = entry.el.querySelector('[data-role="duration"]');
+  duration.textContent = `${ev.is_error ? "error · " : ""}${ev.duration_ms != null ? `${Math.round(ev.duration_ms)} ms` : ""}${waited}`;
+  if (ev.duration_ms != null) duration.dataset.ms = String(ev.duration_ms);
   if (ev.raw) {
     entry.raw = ev.raw;
     entry.app?.toolResult(ev.raw);

@@ -5,9 +5,11 @@ import { AppView } from "./apps.js";
 import { api, fill, h, json } from "./dom.js";
 import { schemaForm } from "./forms.js";
 import { resultView } from "./results.js";
+import { entryEl, findExchange, messages, record } from "./wire.js";
+
+export { loadWire } from "./wire.js";
 
 const state = { server: null, sub: "tools", data: null, current: null, listens: new Map() };
-const wire = new Map();  // server → [{dir, time, message}]
 const shown = new Set();  // the AppViews in the detail pane (disposed when it is redrawn)
 const listEl = document.getElementById("inspect-list");
 const detailEl = document.getElementById("inspect-detail");
@@ -141,18 +143,6 @@ async function send(method, params, out, match) {
     exchange ? h("details", { dataset: { role: "jsonrpc" } }, h("summary", {}, "JSON-RPC exchange"), h("pre", {}, json(exchange))) : null);
 }
 
-function findExchange(server, method, match) {
-  const log = wire.get(server) || [];
-  for (let i = log.length - 1; i >= 0; i--) {
-    const m = log[i].message;
-    if (log[i].dir === "send" && m.method === method && (!match || match(m.params || {}))) {
-      const reply = log.slice(i + 1).find((e) => e.dir === "recv" && e.message.id === m.id && !e.message.method);
-      return reply ? [m, reply.message] : [m];
-    }
-  }
-  return null;
-}
-
 function toolDetail(tool) {
   const form = schemaForm(tool.inputSchema || { type: "object" }, `tool-${++forms}`);
   const out = h("div", { class: "outcome" });
@@ -263,58 +253,15 @@ export function listenEvent(ev) {
   if (ev.state === "closed") { entry.status.textContent = `closed: ${ev.detail}`; entry.status.className = "badge"; entry.stop.disabled = true; }
 }
 
-// -- raw JSON-RPC ----------------------------------------------------------------------
-function describe(m) {
-  if (m.method) return `${m.method}${m.id !== undefined ? ` #${m.id}` : ""}`;
-  return `${m.error ? "error" : "result"} #${m.id}`;
-}
-
-function clock(ms) {
-  const d = new Date(ms);
-  const two = (n) => String(n).padStart(2, "0");
-  return `${two(d.getHours())}:${two(d.getMinutes())}:${two(d.getSeconds())}.${String(d.getMilliseconds()).padStart(3, "0")}`;
-}
-
-function entryEl(e) {
-  return h("details", { class: "wire-entry" },
-    h("summary", {},
-      e.time ? h("time", { datetime: new Date(e.time).toISOString(), dataset: { role: "time" } }, clock(e.time)) : null,
-      h("span", { class: `dir ${e.dir}` }, e.dir === "send" ? "→" : "←"), describe(e.message),
-      e.took != null ? h("span", { class: "took", dataset: { role: "took" } }, `${e.took} ms`) : null),
-    h("pre", {}, json(e.message)));
-}
-
-// A reply's time since its request (same server, same id, opposite direction).
-function withTook(log, e) {
-  const m = e.message;
-  if (m.method || m.id === undefined || !e.time) return e;
-  for (let i = log.length - 1; i >= 0; i--) {
-    const q = log[i];
-    if (q.message.id === m.id && q.message.method && q.dir !== e.dir && q.time) return { ...e, took: Math.round(e.time - q.time) };
-  }
-  return e;
-}
-
+// -- raw JSON-RPC (the log itself is wire.js) ------------------------------------------
 function renderWire() {
-  const log = wire.get(state.server) || [];
-  fill(listEl, h("p", { class: "muted small" }, `Every JSON-RPC message to and from ${state.server} (agent, apps and inspector), newest first.`));
-  fill(detailEl, ...log.slice().reverse().slice(0, 300).map(entryEl));
+  fill(listEl, h("p", { class: "muted small" }, `Every JSON-RPC message to and from ${state.server} (agent, apps and inspector), newest first, with its time and each reply's delay.`));
+  fill(detailEl, ...messages(state.server).slice().reverse().slice(0, 300).map(entryEl));
 }
 
 export function rpcEvent(ev) {
-  const log = wire.get(ev.server) || [];
-  const e = withTook(log, { dir: ev.dir, time: ev.time, message: ev.message });
-  log.push(e);
-  if (log.length > 400) log.shift();
-  wire.set(ev.server, log);
+  const e = record(ev);
   if (state.sub === "wire" && state.server === ev.server && !document.getElementById("inspector").hidden) {
     detailEl.prepend(entryEl(e));
   }
-}
-
-export async function loadWire(server) {
-  const answer = await api.get(`/api/inspect/${encodeURIComponent(server)}/wire`).catch(() => ({ messages: [] }));
-  const log = [];
-  for (const m of answer.messages) log.push(withTook(log, { dir: m.dir, time: m.time, message: m.message }));
-  wire.set(server, log);
 }
