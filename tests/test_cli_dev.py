@@ -110,3 +110,26 @@ async def test_ui_starts_without_a_model_key(tmp_path: Path) -> None:
                     "description": "Forecast for a city, one entry per day.",
                 }
             ]
+
+
+async def test_a_port_in_use_is_one_line(tmp_path: Path) -> None:
+    import socket
+
+    from dev_support import keyless_env
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        proc = await asyncio.create_subprocess_exec(
+            *[sys.executable, "-m", "mcpkit.cli", "dev", str(WEATHER), "--no-open"],
+            *["--port", str(port)],
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env=keyless_env(tmp_path),
+            cwd=ROOT,
+        )
+        out, err = await asyncio.wait_for(proc.communicate(), scaled(60))
+    assert proc.returncode == 1 and not out
+    lines = err.decode().strip().splitlines()
+    assert len(lines) == 1 and f"cannot listen on 127.0.0.1:{port}" in lines[0], lines

@@ -84,7 +84,7 @@ def dev(
     key needed; a server.py file restarts when you save it."""
     import asyncio
 
-    from ..host import HostSettings, parse_config
+    from ..host import ConsentPolicy, HostSettings, parse_config
     from ..host.paths import state_path
     from .host import optional_model
 
@@ -98,38 +98,41 @@ def dev(
     # them until approved. The log goes where `mcpkit ui` writes it.
     settings = HostSettings(log=state_path("host.log"))
     llm = optional_model(model)
+    policy = ConsentPolicy(allow=list(allow or []))
+    asyncio.run(_serve(cfg, name, watched, llm, settings, policy, port, open_browser))
 
-    async def work() -> None:
-        from ..host import ConsentPolicy
-        from ..host.web import WebHost
-        from ..host.web.reload import FileReloader
 
-        try:
-            web = WebHost(
-                cfg,
-                model=llm,
-                settings=settings,
-                policy=ConsentPolicy(allow=list(allow or [])),
-                port=port,
-                view="inspector",
-            )
-        except OSError as exc:
-            raise CLIError(
-                f"cannot listen on 127.0.0.1:{port}: {exc.strerror} (pick another --port, or 0)"
-            ) from None
-        async with web:
-            typer.echo(f"mcpkit dev: open {web.url}", nl=True)
-            watching = f"; watching {watched.name}" if watched else ""
-            typer.echo(f"  server {name} ({llm.name}){watching}; Ctrl-C to stop")
-            sys.stdout.flush()
-            if open_browser:
-                import webbrowser
+async def _serve(
+    cfg: Any,
+    name: str,
+    watched: Path | None,
+    llm: Any,
+    settings: Any,
+    policy: Any,
+    port: int,
+    open_browser: bool,
+) -> None:
+    """The web UI on the inspector until Ctrl-C, reloading the server file when it is saved."""
+    from ..host.web import WebHost
+    from ..host.web.reload import FileReloader
 
-                webbrowser.open(web.url)
-            if watched is None:
-                await web.wait_closed()
-                return
-            async with FileReloader(web, name, watched):
-                await web.wait_closed()
+    try:
+        web = WebHost(cfg, model=llm, settings=settings, policy=policy, port=port, view="inspector")
+    except OSError as exc:
+        raise CLIError(
+            f"cannot listen on 127.0.0.1:{port}: {exc.strerror} (pick another --port, or 0)"
+        ) from None
+    async with web:
+        typer.echo(f"mcpkit dev: open {web.url}")
+        watching = f"; watching {watched.name}" if watched else ""
+        typer.echo(f"  server {name} ({llm.name}){watching}; Ctrl-C to stop")
+        sys.stdout.flush()
+        if open_browser:
+            import webbrowser
 
-    asyncio.run(work())
+            webbrowser.open(web.url)
+        if watched is None:
+            await web.wait_closed()
+            return
+        async with FileReloader(web, name, watched):
+            await web.wait_closed()
