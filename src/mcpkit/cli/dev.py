@@ -5,6 +5,7 @@ the file is saved (a syntax error is one line in the page, the last good server 
 
 from __future__ import annotations
 
+import contextlib
 import re
 import shlex
 import sys
@@ -122,7 +123,10 @@ async def _serve(
         raise CLIError(
             f"cannot listen on 127.0.0.1:{port}: {exc.strerror} (pick another --port, or 0)"
         ) from None
-    async with web:
+    async with contextlib.AsyncExitStack() as stack:
+        await stack.enter_async_context(web)
+        if watched is not None:  # watching before the address is out: no save is missed
+            await stack.enter_async_context(FileReloader(web, name, watched))
         typer.echo(f"mcpkit dev: open {web.url}")
         watching = f"; watching {watched.name}" if watched else ""
         typer.echo(f"  server {name} ({llm.name}){watching}; Ctrl-C to stop")
@@ -131,8 +135,4 @@ async def _serve(
             import webbrowser
 
             webbrowser.open(web.url)
-        if watched is None:
-            await web.wait_closed()
-            return
-        async with FileReloader(web, name, watched):
-            await web.wait_closed()
+        await web.wait_closed()
