@@ -250,6 +250,9 @@ async def test_a_card_times_the_call_not_the_wait_for_consent(tmp_path: Path) ->
         await ask.get_by_role("button", name="Allow once").click()
         duration = page.locator('.card[data-call="toolu_0_0"] [data-role="duration"]')
         await expect(duration).to_contain_text("waiting for you", timeout=WAIT)
+        card = page.locator('.card[data-call="toolu_0_0"]')  # its result, by type
+        await expect(card.locator('[data-role="structured"]')).to_contain_text('"Oslo"')
+        await expect(page.locator('[data-role="empty"]')).to_have_count(0)
         took = float(await duration.get_attribute("data-ms") or "nan")
         waited = float((await duration.inner_text()).split(" · ")[-1].split(" s ")[0])
         assert waited >= hold - 0.05, await duration.inner_text()

@@ -16,7 +16,7 @@ function scroll() {
 }
 
 function add(el) {
-  messages.querySelector(".empty")?.remove();
+  if (!el.classList.contains("note")) messages.querySelector(".empty")?.remove();  // notes keep it
   const near = messages.scrollHeight - messages.scrollTop - messages.clientHeight < 80;
   messages.append(el);
   if (near) scroll();
@@ -172,7 +172,7 @@ function examplePrompt(t) {
 export function emptyState(tools, modelHint, composer) {
   if (modelHint !== undefined) hint = modelHint;
   const old = messages.querySelector(".empty");
-  if (messages.children.length && !old) return;  // the conversation has started
+  if (messages.querySelector(".msg, .card, .question")) { old?.remove(); return; }  // it has started
   const el = h("div", { class: "empty", dataset: { role: "empty" } },
     hint ? h("p", { class: "note warning", dataset: { role: "model-hint" } }, hint) : null,
     tools?.length ? h("p", { class: "muted" }, hint ? "With a model you could ask, for example:" : "Try asking, for example:") : h("p", { class: "muted" }, "No tools yet: the servers are starting, or offer none."),
@@ -180,7 +180,7 @@ export function emptyState(tools, modelHint, composer) {
       class: "example", dataset: { role: "example", tool: t.tool },
       onclick: () => composer(examplePrompt(t), `${t.server} server`),
     }, h("b", {}, t.tool), h("span", { class: "muted small" }, ` ${t.server}${t.description ? ` · ${t.description}` : ""}`)))));
-  if (old) old.replaceWith(el); else messages.append(el);
+  if (old) old.replaceWith(el); else messages.prepend(el);
   document.getElementById("prompt").placeholder = hint
     ? "No model is set (see above); the Inspector tab works without one"
     : "Message the agent (Enter to send, Shift+Enter for a new line)";
