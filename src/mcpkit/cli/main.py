@@ -1,5 +1,6 @@
 """The `mcpkit` command: `run` a server; `discover`, `list`, `call`, `read` and `prompt` a running
-one; `install` it into an MCP client; `host` an agent over several (`tools` shows its catalogue).
+one; `dev` it in the browser's inspector; `install` it into an MCP client; `host` an agent over
+several (`tools` shows its catalogue).
 
 TARGET is an http(s) URL, a server file (`server.py[:OBJ]`, served with this interpreter), a
 command in one string (`"python server.py"`), or a command given after `--` (`mcpkit call add

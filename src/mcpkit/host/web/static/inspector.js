@@ -15,7 +15,15 @@ const listEl = document.getElementById("inspect-list");
 const detailEl = document.getElementById("inspect-detail");
 let forms = 0;
 
+const upStates = ["ready", "degraded"];
+const lastState = new Map();  // server → its state in the last status
+
 export function servers(list) {
+  for (const s of list) {  // back up after a restart or reconnect: its lists may have changed
+    const before = lastState.get(s.name);
+    lastState.set(s.name, s.state);
+    if (before && !upStates.includes(before) && upStates.includes(s.state)) reloaded(s.name);
+  }
   const nav = document.getElementById("inspect-servers");
   fill(nav, h("h2", {}, "Servers"), ...list.map((s) => h("button", {
     "aria-current": s.name === state.server ? "true" : "false",
