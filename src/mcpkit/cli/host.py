@@ -75,6 +75,18 @@ def _model(spec: str | None) -> Any:
         raise CLIError(line) from None
 
 
+def optional_model(spec: str | None) -> Any:
+    """`_model`, except that with no `--model` and no API key in the environment the answer is
+    `NoModel` (`mcpkit ui`, `mcpkit dev`: the inspector and apps need no model)."""
+    import os
+
+    from ..host.models.none import NoModel
+
+    if spec is None and not any(os.environ.get(k) for keys in _KEYS.values() for k in keys):
+        return NoModel()
+    return _model(spec)
+
+
 class _Waiting:
     """The model, with a spinner and the elapsed time while each turn is computed."""
 

@@ -1,5 +1,6 @@
 """The `mcpkit` command: `run` a server; `discover`, `list`, `call`, `read` and `prompt` a running
-one; `install` it into an MCP client; `host` an agent over several (`tools` shows its catalogue).
+one; `dev` it in the browser's inspector; `install` it into an MCP client; `host` an agent over
+several (`tools` shows its catalogue).
 
 TARGET is an http(s) URL, a server file (`server.py[:OBJ]`, served with this interpreter), a
 command in one string (`"python server.py"`), or a command given after `--` (`mcpkit call add
@@ -231,6 +232,7 @@ def run(
 def _register_commands() -> None:
     from .audit import audit
     from .client_commands import call, discover, list_, prompt, read
+    from .dev import dev
     from .gateway import gateway
     from .host import host, tools
     from .install import install
@@ -250,6 +252,7 @@ def _register_commands() -> None:
     app.command("audit")(audit)
     app.command()(lint)
     app.command("ui")(ui)
+    app.command()(dev)
     app.command()(gateway)
 
 

@@ -15,8 +15,8 @@ from .host import (
     ModelOpt,
     ServersOpt,
     SystemOpt,
-    _model,
     _prepare,
+    optional_model,
 )
 
 
@@ -40,7 +40,7 @@ def ui(
     import asyncio
 
     cfg, chosen, agent_system, settings = _prepare(config, agent, servers, audit)
-    llm = _model(model)
+    llm = optional_model(model)
 
     async def work() -> None:
         from ..host.web import WebHost
@@ -62,7 +62,7 @@ def ui(
             ) from None
         async with web:
             typer.echo(f"mcpkit ui: open {web.url}")
-            typer.echo(f"  model {llm.name}; server logs: {settings.log}; Ctrl-C to stop")
+            typer.echo(f"  model: {llm.name}; server logs: {settings.log}; Ctrl-C to stop")
             if open_browser:
                 import webbrowser
 

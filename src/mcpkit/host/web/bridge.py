@@ -16,6 +16,7 @@ import asyncio
 import itertools
 import logging
 import secrets
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -47,6 +48,8 @@ class AppSession:
     tool: dict[str, Any]
     call_id: str
     resource: AppResource
+    #: Where it was rendered: `chat` (a call's card) or `inspector` (a call typed by hand).
+    origin: str = "chat"
     #: What the app's own calls returned, for its renderings after a page reload.
     calls: CallRecord = field(default_factory=CallRecord)
 
@@ -62,6 +65,11 @@ class AppHost:
         self._cache: dict[tuple[str, str], AppResource] = {}
         self._calls = itertools.count(1)
         self._tasks: set[asyncio.Task[None]] = set()
+        #: How an app rendered in the inspector calls its tools: as the inspector's own calls
+        #: (the user opened it by hand there), with the same visibility checks.
+        self.by_hand: Callable[[ServerLink, Tool, dict[str, Any], str], Awaitable[Any]] | None = (
+            None
+        )
 
     def bind(self, fleet: Fleet, agent: Agent) -> None:
         self.fleet, self.agent = fleet, agent
@@ -86,30 +94,40 @@ class AppHost:
 
     async def _open(self, link: ServerLink, tool: Tool, uri: str, call: PendingCall) -> None:
         try:
-            resource = await self.resource(link, uri)
+            shown = await self.open(link, tool, uri, call.call_id, call.arguments)
         except (AppResourceError, MCPError, ClientError) as exc:
             self.ui.warn(f"cannot show the app of {link.name} > {tool.name}: {describe(exc)}")
             return
-        session = AppSession(secrets.token_hex(12), link.name, tool.raw, call.call_id, resource)
+        ruling = await self._admit(self.apps[shown["id"]], link, call)
+        self.hub.publish("app", shown, calls=ruling.decision.value, callsBy=ruling.by)
+
+    async def open(
+        self,
+        link: ServerLink,
+        tool: Tool,
+        uri: str,
+        call_id: str,
+        arguments: dict[str, Any],
+        origin: str = "chat",
+    ) -> dict[str, Any]:
+        """A new app session for a call: what the page needs to render it (`AppView`)."""
+        resource = await self.resource(link, uri)
+        session = AppSession(secrets.token_hex(12), link.name, tool.raw, call_id, resource, origin)
         self.apps[session.id] = session
         # For security review (SEP-1865): which app ran under which policy.
         log.info("app %s of %s > %s: CSP %s", uri, link.name, tool.name, resource.policy())
-        ruling = await self._admit(session, link, call)
-        self.hub.publish(
-            "app",
-            id=session.id,
-            call=call.call_id,
-            server=link.name,
-            tool=tool.raw,
-            arguments=call.arguments,
-            html=resource.html,
-            csp=resource.csp,
-            permissions=resource.permissions,
-            prefersBorder=resource.prefers_border,
-            sandbox=f"{self.sandbox_origin}/sandbox/{session.id}",
-            calls=ruling.decision.value,
-            callsBy=ruling.by,
-        )
+        return {
+            "id": session.id,
+            "call": call_id,
+            "server": link.name,
+            "tool": tool.raw,
+            "arguments": arguments,
+            "html": resource.html,
+            "csp": resource.csp,
+            "permissions": resource.permissions,
+            "prefersBorder": resource.prefers_border,
+            "sandbox": f"{self.sandbox_origin}/sandbox/{session.id}",
+        }
 
     async def _admit(self, session: AppSession, link: ServerLink, call: PendingCall) -> Ruling:
         """May this app instance call its server's tools? Asked in its card, once, before its
@@ -165,6 +183,11 @@ class AppHost:
             )
         if not for_apps(tool.raw):
             raise AppRefused(f"the tool {name!r} is not available to apps (its visibility)")
+        if app.origin == "inspector" and self.by_hand is not None:
+            raw: dict[str, Any] = await self.by_hand(
+                link, tool, dict(arguments or {}), f"app:{link.name}"
+            )
+            return raw
         assert self.agent is not None
         slot = None
         if auto and isinstance(view, str) and view:

@@ -13,18 +13,22 @@ import asyncio
 import contextlib
 import itertools
 import secrets
+import time
 from collections import deque
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...client import ClientError, Tool
 from ...protocol.errors import MCPError
-from ..apps import for_apps, for_model, resource_uri
+from ..apps import AppResourceError, for_apps, for_model, resource_uri
 from ..connections import Fleet, Target
 from ..link import ServerLink
 from ..pipeline import Call, Decision, Pipeline, Ruling
 from ..schemas import adapt
 from ..supervision import describe
 from .events import EventHub
+
+if TYPE_CHECKING:
+    from .bridge import AppHost
 
 #: Strings longer than this are cut in the trace the page sees (a resource may be megabytes).
 CLIP = 4000
@@ -44,10 +48,18 @@ class Inspector:
         self.wire: dict[str, deque[dict[str, Any]]] = {}
         self._keep = keep
         self._listens: dict[str, asyncio.Task[None]] = {}
+        #: Renders the app of a tool with a UI called here (as the chat's cards do).
+        self.apps: AppHost | None = None
 
     # -- the raw exchange log (a `ClientFeatures.trace`) --------------------------------
     def trace(self, server: str, direction: str, message: dict[str, Any]) -> None:
-        entry = {"server": server, "dir": direction, "message": clip(message)}
+        # `time`: epoch milliseconds, for the page's log (its clock, its time zone).
+        entry = {
+            "server": server,
+            "dir": direction,
+            "time": round(time.time() * 1000, 1),
+            "message": clip(message),
+        }
         self.wire.setdefault(server, deque(maxlen=self._keep)).append(entry)
         self.hub.publish("rpc", entry, replay=False)
 
@@ -109,7 +121,11 @@ class Inspector:
         link = self.link(server)
         assert link.client is not None
         if method == "tools/call":
-            return await self._call(link, str(params.get("name")), params.get("arguments"))
+            arguments = params.get("arguments")
+            if arguments is not None and not isinstance(arguments, dict):
+                raise InspectError("tools/call arguments must be an object")
+            tool, call_id = _tool(link, str(params.get("name"))), f"inspector-{next(self._calls)}"
+            return await self._call(link, tool, arguments, "inspector", call_id)
         try:
             return await link.client.request(method, params, use_cache=False)
         except MCPError as exc:
@@ -118,19 +134,62 @@ class Inspector:
             link.report(exc)
             raise InspectError(describe(exc)) from None
 
-    async def _call(self, link: ServerLink, name: str, arguments: Any) -> dict[str, Any]:
+    async def call(self, server: str, params: dict[str, Any]) -> dict[str, Any]:
+        """`tools/call` typed by hand: `{result}`, with `app` (what the page renders) when the
+        tool has a UI, or `appError` (one line) when its UI cannot be shown."""
+        link = self.link(server)
+        name, arguments = str(params.get("name")), params.get("arguments")
+        if arguments is not None and not isinstance(arguments, dict):
+            raise InspectError("tools/call arguments must be an object")
+        tool = _tool(link, name)
+        call_id = f"inspector-{next(self._calls)}"
+        uri = resource_uri(tool.raw)
+        opening = (  # the UI is fetched while the call runs, as for the chat's calls
+            asyncio.create_task(
+                self.apps.open(link, tool, uri, call_id, arguments or {}, "inspector")
+            )
+            if uri is not None and self.apps is not None
+            else None
+        )
+        try:
+            out: dict[str, Any] = {
+                "result": await self._call(link, tool, arguments, "inspector", call_id)
+            }
+        except BaseException:
+            if opening is not None:
+                opening.cancel()
+            raise
+        if opening is not None:
+            try:
+                out["app"] = await opening
+            except (AppResourceError, MCPError, ClientError) as exc:
+                out["appError"] = f"cannot show the app of {server} > {name}: {describe(exc)}"
+        return out
+
+    async def app_call(
+        self, link: ServerLink, tool: Tool, arguments: dict[str, Any], caller: str
+    ) -> dict[str, Any]:
+        """A call from an app rendered here (`AppHost.by_hand`): the user's own, like the
+        inspector's, audited with the app as its caller."""
+        from .bridge import AppRefused
+
+        try:
+            return await self._call(link, tool, arguments, caller, f"{caller}-{next(self._calls)}")
+        except InspectError as exc:
+            raise AppRefused(str(exc)) from None
+
+    async def _call(
+        self, link: ServerLink, tool: Tool, arguments: Any, caller: str, call_id: str
+    ) -> dict[str, Any]:
         """A call typed by hand: through the inspector's pipeline (`for_inspector`), recorded
         as the user's own; a tool withheld since its definition changed is refused."""
         if self.pipeline is None:
             raise InspectError("the host is not connected yet")
-        if arguments is not None and not isinstance(arguments, dict):
-            raise InspectError("tools/call arguments must be an object")
-        tool = _tool(link, name)
         call = Call(
-            name,
-            f"inspector-{next(self._calls)}",
+            tool.name,
+            call_id,
             dict(arguments or {}),
-            caller="inspector",
+            caller=caller,
             target=Target(link, tool, adapt(tool.input_schema)),
             ruling=Ruling(Decision.ALLOW, "user"),
         )

@@ -140,6 +140,8 @@ class UIApp:
         text = body.get("text") if isinstance(body, dict) else None
         if not isinstance(text, str) or not text.strip():
             raise HTTPError(400, "write a message first")
+        if self.web.model_hint is not None:
+            raise HTTPError(409, self.web.model_hint)
         if not self.web.start_turn(text.strip()):
             raise HTTPError(409, "the agent is still answering the last message")
         return {"ok": True}
@@ -193,12 +195,11 @@ class UIApp:
         body = await request.json()
         if not isinstance(body, dict) or not isinstance(body.get("params"), dict):
             raise HTTPError(400, "expected {method, params}")
+        method, inspector = str(body.get("method")), self.web.inspector
         try:
-            return {
-                "result": await self.web.inspector.request(
-                    args["name"], str(body.get("method")), body["params"]
-                )
-            }
+            if method == "tools/call":  # with the app, when the tool has a UI
+                return await inspector.call(args["name"], body["params"])
+            return {"result": await inspector.request(args["name"], method, body["params"])}
         except InspectError as exc:
             return {"error": str(exc)}
 

@@ -16,7 +16,7 @@ from dataclasses import asdict
 from typing import Any
 
 from ..agent import Agent
-from ..apps import APPS_CAPABILITY, APPS_EXTENSION
+from ..apps import APPS_CAPABILITY, APPS_EXTENSION, for_model
 from ..config import HostConfig
 from ..link import ClientFeatures
 from ..models.base import ModelAdapter
@@ -56,8 +56,10 @@ class WebHost:
         policy: ConsentPolicy | None = None,
         bind: str = "127.0.0.1",
         port: int = 0,
+        view: str = "chat",
     ) -> None:
         from .. import Host
+        from ..models.none import NoModel
 
         self.hub = EventHub()
         self.questions = Questions(self.hub)
@@ -72,6 +74,8 @@ class WebHost:
             f"http://{shown if ':' not in shown else f'[{shown}]'}:{self.sandbox_port}"
         )
         self.apps = AppHost(self.hub, self.ui, self.sandbox_origin)
+        self.apps.by_hand = self.inspector.app_call
+        self.inspector.apps = self.apps
         settings = settings or HostSettings.from_config(config)
         self.audit_file = settings.audit
         #: The audit file's last records from before this session (this session's are events).
@@ -89,6 +93,10 @@ class WebHost:
                 trace=self.inspector.trace,
             ),
         )
+        #: The tab the page opens on (`mcpkit dev`: the inspector).
+        self.view = view
+        #: Without a model the chat says how to set one (the inspector and apps work).
+        self.model_hint = model.hint if isinstance(model, NoModel) else None
         self.agent_name = agent
         self.system = system
         self.agent: Agent | None = None
@@ -193,7 +201,9 @@ class WebHost:
 
     # -- panels ------------------------------------------------------------------------
     def status(self) -> None:
-        self.hub.publish("status", servers=self.servers(), pins=self.pins())
+        self.hub.publish(
+            "status", servers=self.servers(), pins=self.pins(), tools=self.example_tools()
+        )
 
     def servers(self) -> list[dict[str, Any]]:
         return [
@@ -223,9 +233,23 @@ class WebHost:
             if (c.server, c.tool, c.digest) in waiting
         ]
 
+    def example_tools(self, most: int = 6) -> list[dict[str, Any]]:
+        """A few tools the model would see, one server after another (the empty chat makes
+        example prompts of them)."""
+        out: list[dict[str, Any]] = []
+        for link in self.host.fleet.links.values():
+            for tool in link.tools[:2]:
+                if for_model(tool.raw):
+                    line = (tool.description or "").strip().split("\n")[0][:120]
+                    out.append({"server": link.name, "tool": tool.name, "description": line})
+        return out[:most]
+
     def snapshot(self) -> dict[str, Any]:
         return {
             "model": self.host.model.name,
+            "modelHint": self.model_hint,
+            "view": self.view,
+            "tools": self.example_tools(),
             "agent": self.agent_name,
             "servers": self.servers(),
             "pins": self.pins(),

@@ -5,8 +5,9 @@ call pipeline's events reach it through `pipeline.to_ui`)."""
 
 from __future__ import annotations
 
+import contextlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -24,7 +25,10 @@ class WebUI:
         self.questions = questions
         #: Called after anything that may change the servers or pins panels.
         self.on_status: Callable[[], None] | None = None
-        self._started: dict[str, float] = {}
+        #: Each running call's start (perf_counter) and server, and the seconds it has spent
+        #: waiting for the person (consent, a form the server asked for): not its duration.
+        self._started: dict[str, tuple[float, str]] = {}
+        self._waited: dict[str, float] = {}
         #: Calls whose card hosts an app: their results carry the whole CallToolResult.
         self.app_calls: set[str] = set()
 
@@ -35,21 +39,30 @@ class WebUI:
         self.hub.publish("assistant", text=text)
 
     def tool_call(self, call: PendingCall, decision: Decision) -> None:
-        self._started[call.call_id] = time.perf_counter()
+        self._started[call.call_id] = (time.perf_counter(), call.server)
         self.hub.publish("call", _fields(call), id=call.call_id, decision=decision.value)
 
     async def confirm(self, call: PendingCall) -> Answer:
-        answer = await self.questions.ask(
-            "consent", call=call.call_id, annotations=call.annotations, **_fields(call)
-        )
+        with self._waiting([call.call_id]):
+            answer = await self.questions.ask(
+                "consent", call=call.call_id, annotations=call.annotations, **_fields(call)
+            )
         allowed: Answer = "session" if answer == "session" else answer == "once"
         self.hub.publish("consent", id=call.call_id, answer="deny" if not allowed else answer)
         return allowed
 
     def tool_result(self, call: PendingCall, result: ToolResult) -> None:
         started = self._started.pop(call.call_id, None)
-        took = round((time.perf_counter() - started) * 1000, 1) if started is not None else None
+        waited = self._waited.pop(call.call_id, 0.0)
+        took = (
+            round((time.perf_counter() - started[0] - waited) * 1000, 1)
+            if started is not None
+            else None
+        )
         extra = {"raw": result.raw} if call.call_id in self.app_calls else {}
+        structured = (result.raw or {}).get("structuredContent")
+        if structured is not None:  # shown as a tree in the card (never sent to the model)
+            extra["structured"] = structured
         self.app_calls.discard(call.call_id)
         self.hub.publish(
             "result",
@@ -58,6 +71,7 @@ class WebUI:
             content=result.content,
             is_error=result.is_error,
             duration_ms=took,
+            waited_ms=round(waited * 1000, 1),
         )
 
     def progress(
@@ -73,6 +87,24 @@ class WebUI:
         )
 
     async def elicit(self, server: str, request: Elicitation) -> dict[str, Any]:
+        # The client does not say which call asked: each running call of the server waits.
+        running = [cid for cid, (_, srv) in self._started.items() if srv == server]
+        with self._waiting(running):
+            return await self._elicit(server, request)
+
+    @contextlib.contextmanager
+    def _waiting(self, calls: list[str]) -> Iterator[None]:
+        """The person is being asked: the time counts as waiting for `calls`, not running."""
+        began = time.perf_counter()
+        try:
+            yield
+        finally:
+            spent = time.perf_counter() - began
+            for call_id in calls:
+                if call_id in self._started:
+                    self._waited[call_id] = self._waited.get(call_id, 0.0) + spent
+
+    async def _elicit(self, server: str, request: Elicitation) -> dict[str, Any]:
         if request.mode == "url":
             # ELIC-06/28/29: the full URL and its domain, opened only when the user says so.
             url = request.url or ""

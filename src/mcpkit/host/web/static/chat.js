@@ -4,6 +4,7 @@
 import { AppView } from "./apps.js";
 import { api, fill, h, json, urlBox } from "./dom.js";
 import { schemaForm } from "./forms.js";
+import { resultView } from "./results.js";
 
 const messages = document.getElementById("messages");
 const cards = new Map();      // call id → {el, body, progress, app, raw}
@@ -15,20 +16,10 @@ function scroll() {
 }
 
 function add(el) {
+  if (!el.classList.contains("note")) messages.querySelector(".empty")?.remove();  // notes keep it
   const near = messages.scrollHeight - messages.scrollTop - messages.clientHeight < 80;
   messages.append(el);
   if (near) scroll();
-}
-
-function blockText(block) {
-  switch (block.type) {
-    case "text": return block.text;
-    case "image": return `[image ${block.mimeType || ""}]`;
-    case "audio": return `[audio ${block.mimeType || ""}]`;
-    case "resource_link": return `[resource link ${block.uri}]`;
-    case "resource": return block.resource?.text ?? `[resource ${block.resource?.uri || ""}]`;
-    default: return json(block);
-  }
 }
 
 function card(ev) {
@@ -53,11 +44,12 @@ function result(ev) {
   const entry = cards.get(ev.id);
   if (!entry) return;
   entry.progress?.remove();
-  const text = (ev.content || []).map(blockText).join("\n");
-  entry.body.append(h("div", { class: `result${ev.is_error ? " error" : ""}`, dataset: { role: "result" } },
-    h("pre", {}, text || "(no content)")));
-  entry.el.querySelector('[data-role="duration"]').textContent =
-    `${ev.is_error ? "error · " : ""}${ev.duration_ms != null ? `${Math.round(ev.duration_ms)} ms` : ""}`;
+  entry.body.append(resultView({ content: ev.content || [], structured: ev.structured, isError: ev.is_error }));
+  // The call's own time; the time spent waiting for the person (consent, a form) apart.
+  const waited = ev.waited_ms >= 100 ? ` · ${(ev.waited_ms / 1000).toFixed(1)} s waiting for you` : "";
+  const duration = entry.el.querySelector('[data-role="duration"]');
+  duration.textContent = `${ev.is_error ? "error · " : ""}${ev.duration_ms != null ? `${Math.round(ev.duration_ms)} ms` : ""}${waited}`;
+  if (ev.duration_ms != null) duration.dataset.ms = String(ev.duration_ms);
   if (ev.raw) {
     entry.raw = ev.raw;
     entry.app?.toolResult(ev.raw);
@@ -79,7 +71,7 @@ function progress(ev) {
 function app(ev, composer) {
   const entry = cards.get(ev.call);
   if (!entry || entry.app) return;
-  entry.app = new AppView(ev, { onMessage: composer });
+  entry.app = new AppView(ev, { onMessage: (text, server) => composer(text, `${server} app`) });
   if (ev.calls === "deny") {
     entry.body.append(h("div", { class: "muted small", dataset: { role: "app-calls" } },
       `This app may not call tools of ${ev.server} (${ev.callsBy === "user" ? "you denied it" : "the consent rules"}).`));
@@ -187,6 +179,31 @@ function answered(ev) {
   questions.delete(ev.id);
 }
 
+// -- the empty chat: how to start (example prompts from the servers' tools; no model: how to set one)
+let hint = null;
+
+function examplePrompt(t) {
+  const words = t.tool.replace(/[_-]+/g, " ");
+  return `Use ${t.server}'s ${words} tool${t.description ? ` (${t.description.replace(/\.$/, "")})` : ""}: `;
+}
+
+export function emptyState(tools, modelHint, composer) {
+  if (modelHint !== undefined) hint = modelHint;
+  const old = messages.querySelector(".empty");
+  if (messages.querySelector(".msg, .card, .question")) { old?.remove(); return; }  // it has started
+  const el = h("div", { class: "empty", dataset: { role: "empty" } },
+    hint ? h("p", { class: "note warning", dataset: { role: "model-hint" } }, hint) : null,
+    tools?.length ? h("p", { class: "muted" }, hint ? "With a model you could ask, for example:" : "Try asking, for example:") : h("p", { class: "muted" }, "No tools yet: the servers are starting, or offer none."),
+    h("div", { class: "examples" }, ...(tools || []).map((t) => h("button", {
+      class: "example", dataset: { role: "example", tool: t.tool },
+      onclick: () => composer(examplePrompt(t), `${t.server} server`),
+    }, h("b", {}, t.tool), h("span", { class: "muted small" }, ` ${t.server}${t.description ? ` · ${t.description}` : ""}`)))));
+  if (old) old.replaceWith(el); else messages.prepend(el);
+  document.getElementById("prompt").placeholder = hint
+    ? "No model is set (see above); the Inspector tab works without one"
+    : "Message the agent (Enter to send, Shift+Enter for a new line)";
+}
+
 // -- side panel ----------------------------------------------------------------------
 export function renderStatus(servers, pins) {
   const box = document.getElementById("servers");
@@ -240,7 +257,7 @@ export function handle(ev, composer) {
     case "answered": answered(ev); break;
     case "note": add(h("div", { class: `note ${ev.level}` }, ev.text)); break;
     case "server": add(h("div", { class: "note" }, ev.text)); break;
-    case "status": renderStatus(ev.servers, ev.pins); break;
+    case "status": renderStatus(ev.servers, ev.pins); emptyState(ev.tools, undefined, composer); break;
     case "audit": auditRow(ev.record); break;
     case "turn":
       document.getElementById("send").disabled = ev.state === "running";

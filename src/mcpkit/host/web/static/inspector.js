@@ -1,16 +1,29 @@
 // The inspector: browse a server's tools, resources, templates and prompts; call a tool from a
 // form generated from its inputSchema; read a resource; run a prompt; follow
 // `subscriptions/listen` live; and see the raw JSON-RPC of every exchange.
+import { AppView } from "./apps.js";
 import { api, fill, h, json } from "./dom.js";
 import { schemaForm } from "./forms.js";
+import { resultView } from "./results.js";
+import { entryEl, findExchange, messages, record } from "./wire.js";
+
+export { loadWire } from "./wire.js";
 
 const state = { server: null, sub: "tools", data: null, current: null, listens: new Map() };
-const wire = new Map();  // server → [{dir, message}]
+const shown = new Set();  // the AppViews in the detail pane (disposed when it is redrawn)
 const listEl = document.getElementById("inspect-list");
 const detailEl = document.getElementById("inspect-detail");
 let forms = 0;
 
+const upStates = ["ready", "degraded"];
+const lastState = new Map();  // server → its state in the last status
+
 export function servers(list) {
+  for (const s of list) {  // back up after a restart or reconnect: its lists may have changed
+    const before = lastState.get(s.name);
+    lastState.set(s.name, s.state);
+    if (before && !upStates.includes(before) && upStates.includes(s.state)) reloaded(s.name);
+  }
   const nav = document.getElementById("inspect-servers");
   fill(nav, h("h2", {}, "Servers"), ...list.map((s) => h("button", {
     "aria-current": s.name === state.server ? "true" : "false",
@@ -19,11 +32,12 @@ export function servers(list) {
   }, s.name, " ", h("span", { class: `badge ${s.state}` }, s.state))));
 }
 
-async function select(name) {
+export async function select(name) {
   state.server = name;
   state.current = null;
   for (const b of document.querySelectorAll("#inspect-servers button")) b.setAttribute("aria-current", b.dataset.server === name ? "true" : "false");
   fill(listEl, h("p", { class: "muted" }, "Loading…"));
+  clearApps();
   fill(detailEl);
   try {
     state.data = await api.get(`/api/inspect/${encodeURIComponent(name)}`);
@@ -32,6 +46,23 @@ async function select(name) {
     fill(listEl, h("p", { class: "form-error" }, err.message));
     return;
   }
+  render();
+}
+
+// The server restarted (`mcpkit dev` reload, reconnect): show its new lists, keeping the tab
+// and, where it still exists, the item.
+export async function reloaded(name) {
+  if (state.server !== name) return;
+  const current = state.current;
+  const picked = current !== null ? (state.data?.[state.sub] || [])[current] : null;
+  try {
+    state.data = await api.get(`/api/inspect/${encodeURIComponent(name)}`);
+  } catch (err) {
+    fill(listEl, h("p", { class: "form-error" }, err.message));
+    return;
+  }
+  const again = picked ? (state.data[state.sub] || []).findIndex((i) => (i.name ?? i.uri) === (picked.name ?? picked.uri)) : -1;
+  state.current = again >= 0 ? again : null;
   render();
 }
 
@@ -46,8 +77,14 @@ export function setup() {
   }
 }
 
+function clearApps() {
+  for (const app of shown) app.dispose();
+  shown.clear();
+}
+
 function render() {
   if (!state.server) return;
+  clearApps();
   if (state.sub === "listen") { renderListen(); return; }
   if (state.sub === "wire") { renderWire(); return; }
   const data = state.data;
@@ -81,25 +118,37 @@ function toolBadges(tool) {
   ];
 }
 
-async function send(method, params, out, match) {
-  fill(out, h("p", { class: "muted" }, "Waiting for the server…"));
-  const answer = await api.post(`/api/inspect/${encodeURIComponent(state.server)}/request`, { method, params }).catch((err) => ({ error: err.message }));
-  const exchange = findExchange(state.server, method, match);
-  fill(out,
-    answer.error ? h("p", { class: "form-error", dataset: { role: "error" } }, answer.error) : h("div", { dataset: { role: "result" } }, h("h3", {}, "Result"), h("pre", {}, json(answer.result))),
-    exchange ? h("details", { dataset: { role: "jsonrpc" } }, h("summary", {}, "JSON-RPC exchange"), h("pre", {}, json(exchange))) : null);
+function outcome(method, answer) {
+  if (answer.error) return h("p", { class: "form-error", dataset: { role: "error" } }, answer.error);
+  const r = answer.result || {};
+  if (method !== "tools/call") return h("div", { dataset: { role: "result" } }, h("h3", {}, "Result"), h("pre", {}, json(r)));
+  return h("div", { class: "call-outcome" }, h("h3", {}, "Result"),
+    resultView({ content: r.content || [], structured: r.structuredContent, isError: r.isError === true }),
+    h("details", { dataset: { role: "raw" } }, h("summary", {}, "raw result"), h("pre", {}, json(r))));
 }
 
-function findExchange(server, method, match) {
-  const log = wire.get(server) || [];
-  for (let i = log.length - 1; i >= 0; i--) {
-    const m = log[i].message;
-    if (log[i].dir === "send" && m.method === method && (!match || match(m.params || {}))) {
-      const reply = log.slice(i + 1).find((e) => e.dir === "recv" && e.message.id === m.id && !e.message.method);
-      return reply ? [m, reply.message] : [m];
-    }
-  }
-  return null;
+// A tool with a UI called here: its app, rendered as in the chat (the same AppView).
+function appView(answer, out) {
+  if (answer.appError) return h("p", { class: "form-error", dataset: { role: "app-error" } }, answer.appError);
+  if (!answer.app) return null;
+  const said = h("div", { class: "muted small" });
+  const view = new AppView(answer.app, { onMessage: (text) => { said.textContent = `The app asks to send the model: ${text}`; } });
+  shown.add(view);
+  view.toolResult(answer.result);
+  return h("div", { class: "inspect-app", dataset: { role: "app" } }, view.frame, said);
+}
+
+async function send(method, params, out, match) {
+  fill(out, h("p", { class: "muted" }, "Waiting for the server…"));
+  const started = performance.now();
+  const answer = await api.post(`/api/inspect/${encodeURIComponent(state.server)}/request`, { method, params }).catch((err) => ({ error: err.message }));
+  const took = Math.round(performance.now() - started);
+  const exchange = findExchange(state.server, method, match);
+  fill(out,
+    h("div", { class: "muted small", dataset: { role: "took" } }, `${took} ms`),
+    appView(answer, out),
+    outcome(method, answer),
+    exchange ? h("details", { dataset: { role: "jsonrpc" } }, h("summary", {}, "JSON-RPC exchange"), h("pre", {}, json(exchange))) : null);
 }
 
 // A form's button row: the button submits the form's value once the form reads it as valid.
@@ -215,33 +264,15 @@ export function listenEvent(ev) {
   if (ev.state === "closed") { entry.status.textContent = `closed: ${ev.detail}`; entry.status.className = "badge"; entry.stop.disabled = true; }
 }
 
-// -- raw JSON-RPC ----------------------------------------------------------------------
-function describe(m) {
-  if (m.method) return `${m.method}${m.id !== undefined ? ` #${m.id}` : ""}`;
-  return `${m.error ? "error" : "result"} #${m.id}`;
-}
-
-function entryEl(e) {
-  return h("details", { class: "wire-entry" }, h("summary", {}, h("span", { class: `dir ${e.dir}` }, e.dir === "send" ? "→" : "←"), describe(e.message)), h("pre", {}, json(e.message)));
-}
-
+// -- raw JSON-RPC (the log itself is wire.js) ------------------------------------------
 function renderWire() {
-  const log = wire.get(state.server) || [];
-  fill(listEl, h("p", { class: "muted small" }, `Every JSON-RPC message to and from ${state.server} (agent, apps and inspector), newest first.`));
-  fill(detailEl, ...log.slice().reverse().slice(0, 300).map(entryEl));
+  fill(listEl, h("p", { class: "muted small" }, `Every JSON-RPC message to and from ${state.server} (agent, apps and inspector), newest first, with its time and each reply's delay.`));
+  fill(detailEl, ...messages(state.server).slice().reverse().slice(0, 300).map(entryEl));
 }
 
 export function rpcEvent(ev) {
-  const log = wire.get(ev.server) || [];
-  log.push({ dir: ev.dir, message: ev.message });
-  if (log.length > 400) log.shift();
-  wire.set(ev.server, log);
+  const e = record(ev);
   if (state.sub === "wire" && state.server === ev.server && !document.getElementById("inspector").hidden) {
-    detailEl.prepend(entryEl({ dir: ev.dir, message: ev.message }));
+    detailEl.prepend(entryEl(e));
   }
-}
-
-export async function loadWire(server) {
-  const answer = await api.get(`/api/inspect/${encodeURIComponent(server)}/wire`).catch(() => ({ messages: [] }));
-  wire.set(server, answer.messages.map((m) => ({ dir: m.dir, message: m.message })));
 }
