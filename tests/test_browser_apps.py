@@ -235,8 +235,9 @@ EXAMPLES = [
         Example("pdf", "display_pdf", pdf, "app-pdf.png"),
         marks=pytest.mark.xfail(
             strict=True,
-            reason="the app frame's CSP lets no worker start from blob: (pdf.js), a fix on"
-            " branch s2-bridge (host/apps.py) not merged yet",
+            reason="the app frame's CSP starts no worker from blob: (pdf.js) and the viewer's"
+            " ui/update-model-context is refused (-32601): both are s2-bridge's part"
+            " (host/apps.py, apps.js), not merged here yet",
         ),
     ),
 ]
