@@ -2,11 +2,12 @@
 driven in Debian's Chromium through mcpkit: each app renders, one interaction works (one that
 calls the app's own server wherever the app has one), and the host's page logs no error.
 
-The servers are the published packages, run as their READMEs say (`node dist/index.js
---stdio`), installed from npm into .cache/npm-apps the first time. Source and licence of every
-package: https://github.com/modelcontextprotocol/ext-apps (examples/*), MIT. `-map` is not
-run: its globe loads CesiumJS and map tiles from public CDNs, and Chromium here has no network
-beyond loopback. Screenshots go to build/screenshots (`make screenshots`: docs/).
+The servers are the published packages, each run as its README says (the package's command,
+as `npx` runs it, with `--stdio`), installed from npm into .cache/npm-apps the first time. Source
+and licence of every package: https://github.com/modelcontextprotocol/ext-apps (examples/*),
+MIT. `-map` is not run: its globe loads CesiumJS and map tiles from public CDNs, and Chromium
+here reaches nothing beyond loopback. Screenshots go to build/screenshots (`make screenshots`:
+docs/).
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ from support import ROOT, scaled
 WAIT = scaled(20) * 1000  # ms: the longest any step may take before the test fails
 BUDGET = scaled(90)  # s: one app, start to finish
 APPS_CACHE = ROOT / ".cache" / "npm-apps"
-#: Exact versions (the servers' own dependencies are pinned by their package.json).
+#: Exact versions; each app's page is prebuilt into its package (dist/mcp-app.html), so these
+#: pins fix what the browser runs.
 PACKAGES = {
     "basic-vanillajs": "@modelcontextprotocol/server-basic-vanillajs@2.0.3",
     "basic-react": "@modelcontextprotocol/server-basic-react@2.0.3",
@@ -43,7 +45,8 @@ SERVER = "app"  # the config key each example server runs under
 
 
 def example_servers() -> Path:
-    """The pinned packages, installed once (`.ci/run` requires them: MCPKIT_REQUIRE_NPM_APPS)."""
+    """Where the pinned packages' commands are, installed once (`.ci/run` requires them:
+    MCPKIT_REQUIRE_NPM_APPS)."""
     need_browser()
     need(shutil.which("node") is not None, "Node.js is not installed (apt-get install nodejs)")
     npm_install(
@@ -52,7 +55,7 @@ def example_servers() -> Path:
         "the MCP Apps example servers",
         "MCPKIT_REQUIRE_NPM_APPS",
     )
-    return APPS_CACHE / "node_modules" / "@modelcontextprotocol"
+    return APPS_CACHE / "node_modules" / ".bin"
 
 
 @dataclass
@@ -109,19 +112,20 @@ async def open_app(
         yield shown
 
 
-def tiny_pdf(path: Path, pages: list[str]) -> Path:
+def tiny_pdf(path: Path, title: str, pages: list[str]) -> Path:
     """A valid PDF written by hand: one line of Helvetica text per page, with its xref."""
     count = len(pages)
-    kids = " ".join(f"{3 + 2 * n} 0 R" for n in range(count))
+    kids = " ".join(f"{4 + 2 * n} 0 R" for n in range(count))
     objects = [
         b"<< /Type /Catalog /Pages 2 0 R >>",
         f"<< /Type /Pages /Kids [{kids}] /Count {count} >>".encode(),
+        f"<< /Title ({title}) /Producer (mcpkit tests) >>".encode(),
     ]
-    font = 3 + 2 * count
+    font = 4 + 2 * count
     for n, text in enumerate(pages):
         stream = f"BT /F1 24 Tf 72 720 Td ({text}) Tj ET".encode()
         objects.append(
-            f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents {4 + 2 * n} 0 R"
+            f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents {5 + 2 * n} 0 R"
             f" /Resources << /Font << /F1 {font} 0 R >> >> >>".encode()
         )
         objects.append(b"<< /Length %d >>\nstream\n%s\nendstream" % (len(stream), stream))
@@ -134,7 +138,7 @@ def tiny_pdf(path: Path, pages: list[str]) -> Path:
     xref = len(out)
     out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
     out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
+    out += b"trailer\n<< /Size %d /Root 1 0 R /Info 3 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
         len(objects) + 1,
         xref,
     )
@@ -203,7 +207,7 @@ async def segments(shown: Shown) -> None:
 
 async def pdf(shown: Shown) -> None:
     """The viewer reads the file in chunks through its app-only `read_pdf_bytes` and renders
-    it with pdf.js (a worker started from a blob:); the next page button turns the page."""
+    it with pdf.js (a worker started from a blob:); its buttons turn the pages."""
     from playwright.async_api import expect
 
     app = shown.frame
@@ -212,6 +216,8 @@ async def pdf(shown: Shown) -> None:
     await expect(app_calls(shown, "read_pdf_bytes").first).to_contain_text("ok")
     await app.locator("#next-btn").click()
     await expect(app.locator("#page-input")).to_have_value("2", timeout=WAIT)
+    await app.locator("#prev-btn").click()  # back to the first page, for the screenshot
+    await expect(app.locator("#page-input")).to_have_value("1", timeout=WAIT)
 
 
 ISO = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d")
@@ -220,19 +226,44 @@ ISO = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d")
 @dataclass(frozen=True)
 class Example:
     package: str  # the key in PACKAGES
+    command: str  # its executable (package.json `bin`), as `npx PACKAGE` runs it
     tool: str  # the tool whose UI is the app
     check: Callable[[Shown], Awaitable[None]]
     shot: str  # the screenshot's file name
 
 
 EXAMPLES = [
-    Example("basic-vanillajs", "get-time", basic, "app-basic-vanillajs.png"),
-    Example("basic-react", "get-time", basic, "app-basic-react.png"),
-    Example("budget-allocator", "get-budget-data", budget, "app-budget-allocator.png"),
-    Example("cohort-heatmap", "get-cohort-data", cohort, "app-cohort-heatmap.png"),
-    Example("customer-segmentation", "get-customer-data", segments, "app-segmentation.png"),
+    Example(
+        "basic-vanillajs",
+        "mcp-server-basic-vanillajs",
+        "get-time",
+        basic,
+        "app-basic-vanillajs.png",
+    ),
+    Example("basic-react", "mcp-server-basic-react", "get-time", basic, "app-basic-react.png"),
+    Example(
+        "budget-allocator",
+        "mcp-budget-allocator-server",
+        "get-budget-data",
+        budget,
+        "app-budget-allocator.png",
+    ),
+    Example(
+        "cohort-heatmap",
+        "mcp-cohort-heatmap-server",
+        "get-cohort-data",
+        cohort,
+        "app-cohort-heatmap.png",
+    ),
+    Example(
+        "customer-segmentation",
+        "mcp-customer-segmentation-server",
+        "get-customer-data",
+        segments,
+        "app-segmentation.png",
+    ),
     pytest.param(
-        Example("pdf", "display_pdf", pdf, "app-pdf.png"),
+        Example("pdf", "mcp-pdf-server", "display_pdf", pdf, "app-pdf.png"),
         marks=pytest.mark.xfail(
             strict=True,
             reason="the app frame's CSP starts no worker from blob: (pdf.js) and the viewer's"
@@ -245,18 +276,21 @@ EXAMPLES = [
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=lambda e: e.package)
 async def test_official_example_app(example: Example, tmp_path: Path) -> None:
-    installed = example_servers() / f"server-{example.package}"
-    argv = ["node", str(installed / "dist" / "index.js"), "--stdio"]
+    argv = [str(example_servers() / example.command), "--stdio"]
     fields: dict[str, str] = {}
     if example.package == "pdf":
-        document = tiny_pdf(tmp_path / "sample.pdf", ["mcpkit renders pdf.js", "Page two"])
+        document = tiny_pdf(
+            tmp_path / "sample.pdf",
+            "A PDF in mcpkit",
+            ["The official PDF viewer, rendered by mcpkit", "Page two"],
+        )
         argv.append(str(document))  # the server reads only the files it is given
         fields["url"] = str(document)
     async with asyncio.timeout(BUDGET), open_app(argv, example.tool, fields, tmp_path) as shown:
         await example.check(shown)
-        await shown.outcome.locator('[data-role="app"]').screenshot(
-            path=str(screenshot_dir() / example.shot)
-        )
+        # The page as a person sees it: the inspector, the call's result and its app.
+        await shown.outcome.locator('[data-role="app"]').scroll_into_view_if_needed()
+        await shown.page.screenshot(path=str(screenshot_dir() / example.shot))
         assert not shown.host_errors(), shown.host_errors()
         assert not shown.page.errors
 
