@@ -266,9 +266,10 @@ EXAMPLES = [
         Example("pdf", "mcp-pdf-server", "display_pdf", pdf, "app-pdf.png"),
         marks=pytest.mark.xfail(
             strict=True,
-            reason="the app frame's CSP starts no worker from blob: (pdf.js) and the viewer's"
-            " ui/update-model-context is refused (-32601): both are s2-bridge's part"
-            " (host/apps.py, apps.js), not merged here yet",
+            reason="the viewer's pdf.js loads its worker code from a data: URL (inside a blob:"
+            " worker, or in the page as its fallback): the frame's CSP needs blob: workers and"
+            " data: in script-src, and ui/update-model-context answered; s2-bridge's part"
+            " (host/apps.py, apps.js), not merged here",
         ),
     ),
 ]
