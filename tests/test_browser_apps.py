@@ -6,8 +6,8 @@ none), mcpkit's own documents log no error, and no document throws one uncaught.
 The servers are the published packages, each run as its README says (the package's command,
 as `npx` runs it, with `--stdio`), installed from npm into .cache/npm-apps the first time. Source
 and licence of every package: https://github.com/modelcontextprotocol/ext-apps (examples/*),
-MIT. `-map` is not run: its globe loads CesiumJS and map tiles from public CDNs, and Chromium
-here reaches nothing beyond loopback. Screenshots go to build/screenshots (`make screenshots`:
+MIT. `-map` is not run: its globe loads CesiumJS from a CDN and its tiles from OpenStreetMap,
+and Chromium here reaches nothing beyond loopback. Screenshots go to build/screenshots (`make screenshots`:
 docs/).
 """
 
@@ -301,6 +301,7 @@ async def test_official_example_app(example: Example, tmp_path: Path) -> None:
 
 def test_map_needs_the_internet() -> None:
     pytest.skip(
-        "@modelcontextprotocol/server-map is not run: it loads CesiumJS and its map tiles"
-        " from public CDNs, and this Chromium reaches nothing beyond loopback"
+        "@modelcontextprotocol/server-map is not run: its globe loads CesiumJS from a CDN and"
+        " its tiles from OpenStreetMap (geocoding from Nominatim), and this Chromium reaches"
+        " nothing beyond loopback"
     )
