@@ -38,9 +38,11 @@ demo-ui: $(STAMP)
 	$(BIN)/python examples/northwind/demo_ui.py
 
 # PNGs of the web UI for the README: the browser test's own session (Debian's chromium),
-# writing into docs/ instead of build/screenshots.
+# writing into docs/ instead of build/screenshots; then the official PDF viewer and cohort
+# heatmap example apps rendered through `mcpkit dev`.
 screenshots: $(STAMP)
 	MCPKIT_SCREENSHOTS=docs MCPKIT_BROWSER_TESTS=required $(BIN)/pytest tests/test_web_ui.py -k northwind
+	MCPKIT_SCREENSHOTS=docs MCPKIT_BROWSER_TESTS=required $(BIN)/pytest tests/test_browser_apps.py -k "pdf or cohort"
 
 # search_tools over 26 real tool catalogues and 134 labelled requests: each ranker, then the
 # host's default end to end (about 3 minutes; the dev extras bring the embedding model).

@@ -39,6 +39,7 @@ _NO_TOKEN = (
     "This page needs its access token: open the address that `mcpkit ui` printed "
     "(it ends with ?token=...)."
 )
+_STOPPING = "mcpkit is shutting down: the request was not finished"
 
 
 class UIApp:
@@ -48,6 +49,10 @@ class UIApp:
         self.web = web
         self.guard = web.guard
         self.headers = page_headers([web.sandbox_origin])
+        #: API requests being answered (an app's long poll, a tool that takes its time):
+        #: `stop_requests` ends them with a 503 when the host stops.
+        self.inflight: set[asyncio.Task[Any]] = set()
+        self.stopping = False
         n = r"(?P<name>[^/]+)"
         self.routes: list[tuple[str, re.Pattern[str], Handler]] = [
             ("GET", re.compile(r"/api/state"), self.state),
@@ -98,18 +103,43 @@ class UIApp:
         for method, pattern, handler in self.routes:
             match = pattern.fullmatch(path)
             if match and method == request.method:
-                try:
-                    value = await handler(request, match.groupdict())
-                except HTTPError as exc:
-                    await respond_json(send, {"error": exc.message}, exc.status)
-                    return
-                except Exception as exc:  # one line for the page; the details to the log
-                    log.exception("web UI: %s %s failed", request.method, path)
-                    await respond_json(send, {"error": f"the host failed: {describe(exc)}"}, 500)
-                    return
-                await respond_json(send, value)
+                await self._answer(request, send, handler, match.groupdict())
                 return
         await respond_json(send, {"error": "not found"}, 404)
+
+    async def _answer(
+        self, request: Request, send: Send, handler: Handler, args: dict[str, str]
+    ) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self.inflight.add(task)
+        try:
+            value = await handler(request, args)
+        except HTTPError as exc:
+            await respond_json(send, {"error": exc.message}, exc.status)
+            return
+        except asyncio.CancelledError:
+            if not self.stopping:
+                raise
+            # Cancelled by `stop_requests`: answered here, so the server (uvicorn) neither
+            # waits its graceful-shutdown time for it nor prints a traceback.
+            task.uncancel()
+            await respond_json(send, {"error": _STOPPING}, 503)
+            return
+        except Exception as exc:  # one line for the page; the details to the log
+            log.exception("web UI: %s %s failed", request.method, request.path)
+            await respond_json(send, {"error": f"the host failed: {describe(exc)}"}, 500)
+            return
+        finally:
+            self.inflight.discard(task)
+        await respond_json(send, value)
+
+    def stop_requests(self) -> None:
+        """The host stops (Ctrl-C, or its context exits): every API request still waiting
+        ends now with a 503 saying so (the call it waited on is cancelled)."""
+        self.stopping = True
+        for task in list(self.inflight):
+            task.cancel()
 
     async def page(self, request: Request, send: Send) -> None:
         guard = self.guard

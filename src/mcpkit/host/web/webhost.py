@@ -119,6 +119,8 @@ class WebHost:
     async def __aenter__(self) -> WebHost:
         import uvicorn
 
+        from .serving import Server
+
         if self.audit_file is not None:
             with contextlib.suppress(OSError):
                 self.earlier_audit = list(read_audit(self.audit_file))[-200:]
@@ -134,7 +136,7 @@ class WebHost:
         config = uvicorn.Config(
             self, lifespan="off", log_level="warning", access_log=False, timeout_graceful_shutdown=2
         )
-        self._server = uvicorn.Server(config)
+        self._server = Server(config, on_exit=self._app.stop_requests)
         # The sockets already listen: the page can connect before uvicorn's first accept.
         self._serving = asyncio.create_task(self._server.serve(sockets=self._sockets))
         return self
@@ -143,6 +145,7 @@ class WebHost:
         if self.turn is not None:
             self.turn.cancel()
             await asyncio.gather(self.turn, return_exceptions=True)
+        self._app.stop_requests()
         await self.inspector.close()
         await self.apps.close()
         self.hub.close()
