@@ -20,6 +20,7 @@ from typing import Any
 from ..client import ClientError
 from ..host.backoff import Backoff
 from ..host.config import ServerConfig
+from ..host.deadlines import Clock, DeadlineExceeded, within
 from ..host.link import ServerLink
 from ..host.pipeline import ToolPins
 from ..host.supervision import StateChange
@@ -281,15 +282,21 @@ class Front(Server):
     async def _call_tool(
         self, tool: RemoteTool, arguments: dict[str, Any], ctx: Context | None
     ) -> dict[str, Any]:
+        """A proxy's call: forwarded under its backend's deadline (a gateway's runs through
+        its chain instead, whose `Deadline` policy holds the clock)."""
         assert ctx is not None
         link = tool.link
+
+        async def timed(clock: Clock) -> dict[str, Any]:
+            return await self.forward_call(tool, arguments, ctx, clock=clock)
+
         try:
-            result = await self.forward_call(tool, arguments, ctx)
+            result = await within(link.config.deadline(tool.remote), timed)
         except BackendLost as exc:
             raise exc.error from None
-        except ClientError as exc:
+        except (ClientError, DeadlineExceeded) as exc:
             link.report(exc)
-            return failed(ctx, call_failure(tool.name, link, tool.remote, exc))
+            return failed(ctx, call_failure(tool.name, link, exc))
         except MCPError:
             link.healthy()
             raise
@@ -302,12 +309,13 @@ class Front(Server):
         arguments: dict[str, Any],
         ctx: Context,
         meta: dict[str, Any] | None = None,
+        *,
+        clock: Clock | None = None,
     ) -> dict[str, Any]:
-        """One tool call on its backend under the backend's deadline (the gateway checks it
-        first); raises what the forwarding raises."""
-        deadline = tool.link.config.deadline(tool.remote)
+        """One tool call on its backend, bounded by `clock` (the call's running deadline);
+        raises what the forwarding raises."""
         params = {"name": tool.remote, "arguments": arguments}
-        return await forward(tool.link, "tools/call", params, ctx, meta=meta, deadline=deadline)
+        return await forward(tool.link, "tools/call", params, ctx, meta=meta, clock=clock)
 
     def shape_result(
         self, link: UpstreamLink, result: dict[str, Any], ctx: Context
