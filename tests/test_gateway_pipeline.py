@@ -86,6 +86,18 @@ async def test_the_deadline_bounds_a_backend_task(tmp_path: Path) -> None:
     assert outcomes == [("rebuild", "timeout"), ("was_cancelled", "ok")]
 
 
+async def test_a_backend_task_that_ends_cancelled_ends_cancelled_at_the_front() -> None:
+    # The tasks extension's `cancelled` is a status, not a result: the front's task reads
+    # `cancelled` too, never `completed` with isError (TASK-10, TASK-17).
+    entry = {"command": sys.executable, "args": [TASKS]}
+    async with serving(gateway("jobs", entry)) as front, Client(front) as client:
+        created = await client.request("tools/call", {"name": "jobs__give_up"}, raw=True)
+        assert created["resultType"] == "task", created
+        final = await settled(client, created["taskId"])
+        assert final["status"] == "cancelled", final
+        assert "result" not in final and "error" not in final
+
+
 @pytest.mark.timing
 async def test_the_users_time_does_not_count_against_the_deadline() -> None:
     # A 2025-11-25 front client is asked on its session while the call waits; the deadline

@@ -12,6 +12,7 @@ from ..client import (
     ConnectFailed,
     ConnectionClosed,
     RequestTimeout,
+    TaskCancelled,
 )
 from ..client.stdio import StdioTransport
 from ..host.deadlines import DeadlineExceeded
@@ -55,6 +56,8 @@ def call_failure(front_name: str, link: ServerLink, exc: ClientError | DeadlineE
             f"The call to {front_name} failed: the {link.name!r} server stopped answering. "
             "It may or may not have taken effect: check before calling it again."
         )
+    if isinstance(exc, TaskCancelled):
+        return f"The call to {front_name} was cancelled on the {link.name!r} server."
     return (
         f"The call to {front_name} failed: the connection to the {link.name!r} server broke. "
         "It may or may not have taken effect: check before calling it again."

@@ -23,6 +23,7 @@ the gateway's own, bound to the front caller.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hashlib
 from dataclasses import dataclass
@@ -30,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from ..client import ClientError, ConnectFailed, ConnectionClosed, RequestTimeout
+from ..client import ClientError, ConnectFailed, ConnectionClosed, RequestTimeout, TaskCancelled
 from ..client.mrtr import MRTR_METHODS
 from ..client.tasks import follow_task
 from ..host.deadlines import Clock
@@ -215,7 +216,10 @@ async def _on_session(bridges: Bridges, backend: _Backend, body: dict[str, Any])
 
 
 async def _follow(backend: _Backend, created: dict[str, Any]) -> dict[str, Any]:
-    """The backend made the call a task: so does the gateway, and follows it to its end."""
+    """The backend made the call a task: so does the gateway, and follows it to its end. A
+    backend task that ends `cancelled` ends the front's task `cancelled` too: the status is
+    the task's outcome (`completed` would say the work finished), not a result to word
+    (the tasks extension: "cancelled before completion"; TASK-10, TASK-17)."""
     client, ctx = backend.client, backend.ctx
 
     async def send(method: str, params: dict[str, Any]) -> dict[str, Any]:
@@ -226,11 +230,15 @@ async def _follow(backend: _Backend, created: dict[str, Any]) -> dict[str, Any]:
         return dict(zip(requests, answers, strict=True))
 
     message = created.get("statusMessage")
-    await ctx.run_as_task(message if isinstance(message, str) else None)
+    as_task = await ctx.run_as_task(message if isinstance(message, str) else None)
     try:
         return await follow_task(created, send, fulfil)
     except ConnectFailed as exc:  # gone between two polls: the task's outcome is unknown
         raise ConnectionClosed(str(exc)) from exc
+    except TaskCancelled:
+        if as_task:  # the front's task settles `cancelled` when its handler ends cancelled
+            raise asyncio.CancelledError from None
+        raise  # a call that could not become a task (a 2025-11-25 front): `call_failure`
 
 
 def own_result(method: str, result: dict[str, Any]) -> dict[str, Any]:
