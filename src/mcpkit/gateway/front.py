@@ -69,7 +69,7 @@ class Front(Server):
         self.links: dict[str, UpstreamLink] = {}
         self.startup_timeout = startup_timeout
         self._own_lifespan = lifespan
-        self._methods = {**self._methods, "resources/read": _read}
+        self.set_method("resources/read", _read)
         self.completer = self._complete
         # A read's hints are the backend's own (never widened); lists get the narrowest.
         self.cache.pop("resources/read", None)

@@ -12,8 +12,9 @@ from typing import TYPE_CHECKING, Any
 from ..protocol.headers import HeaderParam, InvalidHeaderAnnotation, find_header_params
 from ..server.context import Context
 from ..server.prompts import Prompt
+from ..server.registered import TaskSupport
 from ..server.resources import Resource, ResourceTemplate
-from ..server.tools import Tool
+from ..server.tools import GivenTool
 from ..server.uri_template import UriTemplate
 
 if TYPE_CHECKING:
@@ -33,8 +34,9 @@ def header_params(definition: dict[str, Any]) -> list[HeaderParam] | None:
         return None
 
 
-class RemoteTool(Tool):
-    """A backend's tool under its front name. On a backend that serves the tasks extension it
+class RemoteTool(GivenTool):
+    """A backend's tool under its front name: the backend's definition (validation, schema
+    and result shaping are the backend's). On a backend that serves the tasks extension it
     may become a task: when the front declared the extension and the backend answers with one
     (`task_start="handler"`)."""
 
@@ -52,22 +54,15 @@ class RemoteTool(Tool):
         accepts: frozenset[str] = frozenset(),
         tasks: bool = False,
     ) -> None:
-        # The registry entry only: validation, schema and result shaping are the backend's.
+        task: TaskSupport | None = "optional" if tasks else None
+        super().__init__(
+            definition, header_params=headers, scopes=scopes, task=task, task_start="handler"
+        )
         self.link = link
         self.remote = remote
         self.run = run
         #: The argument names the backend's schema has (the front's may show fewer).
         self.accepts = accepts
-        self.name = str(definition["name"])
-        self.definition = definition
-        self.scopes = frozenset(scopes)
-        self.task = "optional" if tasks else None
-        self.task_start = "handler"
-        self.timeout = None
-        self.mask_errors = True
-        self.context_param = "ctx"
-        self.principal_params = {}
-        self.header_params = headers
 
     async def call(self, arguments: dict[str, Any], ctx: Context | None) -> dict[str, Any]:
         return await self.run(self, arguments, ctx)

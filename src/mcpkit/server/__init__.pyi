@@ -21,6 +21,7 @@ from .standard_middleware import ResponseSizeLimit as ResponseSizeLimit
 from .standard_middleware import TimingLog as TimingLog
 from .tasks import TaskStore as TaskStore
 from .tasks.redis_store import RedisTaskStore as RedisTaskStore
+from .tools import GivenTool as GivenTool
 from .tools import Tool as Tool
 from .tools import ToolError as ToolError
 from .tools import ToolTimeout as ToolTimeout

@@ -20,6 +20,7 @@ from .tools import Tool
 from .uri_template import UriTemplate
 
 if TYPE_CHECKING:
+    from .methods import Handler
     from .server import Server
     from .subscriptions import SubscriptionHub
 
@@ -44,6 +45,7 @@ class Registrations:
     any_scopes: bool
     tool_timeout: float | None
     _mask_errors: bool
+    _methods: dict[str, Any]
     #: What the deprecated `Server.proxy` calls: `mcpkit.gateway.proxy`, which sets it when
     #: it loads (the server never imports the gateway).
     proxy_factory: ClassVar[Callable[..., Server] | None] = None
@@ -66,6 +68,12 @@ class Registrations:
             return fn
 
         return register
+
+    def set_method(self, method: str, handler: Handler) -> None:
+        """Answer `method` with `await handler(server, request)` (the admitted request) in
+        place of the built-in handler, or a method it lacks: a proxy's `resources/read` is
+        routed to its backend. Before serving; the dispatch is the same table lookup."""
+        self._methods[method] = handler
 
     def add_tool(self, tool: Tool) -> None:
         if tool.name in self.tools:
