@@ -1,6 +1,7 @@
-"""The server's public ways to serve what is not derived from a function: a `GivenTool`
-(a definition served as it is, answered by its subclass) and `set_method` (a method answered
-by a handler of one's own), as the gateway's front uses them; over the memory transport."""
+"""The server's public ways to serve what is not derived from a function: `GivenTool`,
+`GivenPrompt`, `GivenResource` and `GivenTemplate` (a definition served as it is, answered by
+its subclass) and `set_method` (a method answered by a handler of one's own), as the gateway's
+front uses them; over the memory transport."""
 
 from __future__ import annotations
 
@@ -8,7 +9,15 @@ from typing import Any
 
 import pytest
 
-from mcpkit.server import Context, GivenTool, Server, ServerRequest
+from mcpkit.server import (
+    Context,
+    GivenPrompt,
+    GivenResource,
+    GivenTemplate,
+    GivenTool,
+    Server,
+    ServerRequest,
+)
 from mcpkit.server.transports.memory import MemoryTransport
 from support import meta, record
 
@@ -93,3 +102,45 @@ async def test_set_method_answers_a_method_with_ones_own_handler() -> None:
     server.set_method("resources/read", read)
     result = await request(server, "resources/read", {"uri": "x://a"})
     assert result["contents"] == [{"uri": "x://a", "text": "routed x://a"}]
+
+
+class Review(GivenPrompt):
+    __slots__ = ()
+
+    async def get(self, arguments: dict[str, Any], ctx: Context | None) -> dict[str, Any]:
+        text = f"Review {arguments.get('code')}"
+        message = {"role": "user", "content": {"type": "text", "text": text}}
+        return {"resultType": "complete", "messages": [message]}
+
+
+async def test_given_prompts_resources_and_templates_are_listed_as_defined() -> None:
+    server = Server("given")
+    prompt = {"name": "review", "arguments": [{"name": "code", "required": True}]}
+    resource = {"uri": "notes://a", "name": "a", "mimeType": "text/plain"}
+    # An RFC 6570 form mcpkit does not match (`{?q}`): known by its text, matching nothing.
+    template = {"uriTemplate": "search://items{?q}", "name": "search"}
+    server.prompts["review"] = Review(prompt)
+    server.resources["notes://a"] = GivenResource(resource)
+    listed = GivenTemplate(template)
+    server.templates.append(listed)
+    assert listed.template.template == "search://items{?q}"
+    assert listed.match("search://items?q=x") is None
+    assert (await request(server, "prompts/list", {}))["prompts"] == [prompt]
+    assert (await request(server, "resources/list", {}))["resources"] == [resource]
+    templates = await request(server, "resources/templates/list", {})
+    assert templates["resourceTemplates"] == [template]
+    got = await request(server, "prompts/get", {"name": "review", "arguments": {"code": "x"}})
+    assert got["messages"][0]["content"]["text"] == "Review x"
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda: Review({"arguments": []}), "a prompt definition needs a name"),
+        (lambda: GivenResource({"name": "a"}), "a resource definition needs a 'uri'"),
+        (lambda: GivenTemplate({"uri": "x://a"}), "needs a 'uriTemplate'"),
+    ],
+)
+def test_a_given_entry_without_its_key_is_refused(make: Any, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        make()

@@ -13,6 +13,9 @@ from .handles import MemoryHandleStore as MemoryHandleStore
 from .middleware import Call as Call
 from .middleware import CallNext as CallNext
 from .middleware import Middleware as Middleware
+from .prompts import GivenPrompt as GivenPrompt
+from .resources import GivenResource as GivenResource
+from .resources import GivenTemplate as GivenTemplate
 from .server import Server as Server
 from .settings import Settings as Settings
 from .standard_middleware import RateLimit as RateLimit

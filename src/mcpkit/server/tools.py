@@ -189,10 +189,7 @@ class GivenTool(Tool):
     ) -> None:
         name = definition.get("name")
         self._entry(name if isinstance(name, str) else "", options)
-        self.definition = definition
-        self.description = definition.get("description")
-        self.scopes = frozenset(options.get("scopes", ()))
-        self.context_param = "ctx"
+        self.given(definition, options.get("scopes", ()), "ctx")
         self.principal_params = {}
         if header_params is None:
             schema = definition.get("inputSchema")
