@@ -48,7 +48,7 @@ async def test_gateway_runs_its_policies(tmp_path: Path) -> None:
     gateway = Gateway(cfg, host=HostSettings(audit=audit, pins=pins))
     async with serving(gateway) as front, Client(front) as client:
         tools = {t.name for t in await client.list_tools()}
-        assert tools == {"shop__stall", "shop__wipe"}  # `order` withheld
+        assert tools == {"shop__crawl", "shop__stall", "shop__wipe"}  # `order` withheld
         wiped = await client.call_tool("shop__wipe", {})
         assert wiped.is_error and wiped.text == (
             "The gateway's consent rules do not allow this tool call."
@@ -116,3 +116,16 @@ async def test_the_users_time_does_not_count_against_the_deadline() -> None:
         ):
             greeted = await client.call_tool("app__greet", {})
             assert not greeted.is_error and greeted.text == "Hello Ada from Paris!"
+
+
+@pytest.mark.timing
+async def test_progress_restarts_the_deadline_when_configured() -> None:
+    # `restartOnProgress` (CANC-08): a call twice as long as its deadline finishes, as each
+    # progress notification starts the deadline again.
+    window = scaled(0.6)
+    rule = {"seconds": window, "restartOnProgress": True, "max": 20 * window}
+    entry = {"command": sys.executable, "args": [SERVER], "timeouts": {"crawl": rule}}
+    async with serving(gateway("shop", entry)) as front, Client(front) as client:
+        arguments = {"steps": 6, "pause": window / 3}
+        crawled = await client.call_tool("shop__crawl", arguments)
+        assert not crawled.is_error and crawled.text == "crawled 6 steps"

@@ -124,8 +124,9 @@ class _Backend:
         """One backend request; its progress comes back under the front's token and restarts
         the deadline where the config says so (CANC-08)."""
         ctx, clock = self.ctx, self.clock
+        restarts = clock is not None and clock.deadline.restart_on_progress
         progress = None
-        if ctx.meta.progress_token is not None or clock is not None:
+        if ctx.meta.progress_token is not None or restarts:
 
             async def progress(done: float, total: float | None, message: str | None) -> None:
                 if clock is not None:
