@@ -3,7 +3,10 @@
 The front request's client capabilities go along, so the backend asks only for what the front
 client can answer (MRTR-13); its progress token is replaced by one of the gateway's and the
 backend's progress comes back under the front's; its log level goes along too. Cancelling the
-front request cancels the backend request the way the backend's transport defines.
+front request cancels the backend request the way the backend's transport defines. A tool
+call runs under the clock of its deadline (the gateway chain's `Deadline` policy, or the
+proxy's `within`): progress restarts it where the config says so, a question waiting for the
+front's user pauses it, and running out cancels the backend call, a task included.
 
 Input the backend asks for is passed to the front (`inputs.py`):
 

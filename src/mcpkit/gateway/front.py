@@ -282,16 +282,14 @@ class Front(Server):
     async def _call_tool(
         self, tool: RemoteTool, arguments: dict[str, Any], ctx: Context | None
     ) -> dict[str, Any]:
-        """A proxy's call: forwarded under its backend's deadline (a gateway's runs through
-        its chain instead, whose `Deadline` policy holds the clock)."""
+        """A proxy's call, under its deadline (a gateway's runs through its chain instead)."""
         assert ctx is not None
         link = tool.link
-
-        async def timed(clock: Clock) -> dict[str, Any]:
-            return await self.forward_call(tool, arguments, ctx, clock=clock)
-
+        deadline = link.config.deadline(tool.remote)
         try:
-            result = await within(link.config.deadline(tool.remote), timed)
+            result = await within(
+                deadline, lambda clock: self.forward_call(tool, arguments, ctx, clock=clock)
+            )
         except BackendLost as exc:
             raise exc.error from None
         except (ClientError, DeadlineExceeded) as exc:
@@ -312,8 +310,7 @@ class Front(Server):
         *,
         clock: Clock | None = None,
     ) -> dict[str, Any]:
-        """One tool call on its backend, bounded by `clock` (the call's running deadline);
-        raises what the forwarding raises."""
+        """One tool call on its backend under `clock`; raises what the forwarding raises."""
         params = {"name": tool.remote, "arguments": arguments}
         return await forward(tool.link, "tools/call", params, ctx, meta=meta, clock=clock)
 
