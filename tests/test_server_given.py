@@ -144,3 +144,22 @@ async def test_given_prompts_resources_and_templates_are_listed_as_defined() -> 
 def test_a_given_entry_without_its_key_is_refused(make: Any, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         make()
+
+
+async def test_keeps_tasks_answers_tasks_after_the_task_tools_are_gone() -> None:
+    # A proxy's front: its registries mirror a backend's and are edited in place; a task it
+    # started outlives the backend's tools, so `tasks/*` stays answered (not -32601).
+    server = Server("mirror")
+    server.keeps_tasks = True
+    heard: list[str] = []
+    server.change_listeners.append(lambda method, params: heard.append(method))
+    server.tools["shout"] = Shout(DEFINITION, task="optional")
+    server.notify_tools_changed()
+    assert server.serves_tasks
+    server.tools.clear()
+    server.notify_tools_changed()
+    assert server.serves_tasks and heard == ["notifications/tools/list_changed"] * 2
+    caps = {"extensions": {"io.modelcontextprotocol/tasks": {}}}
+    transport = MemoryTransport(server, trace=record)
+    unknown = await transport.request(1, "tasks/get", {"taskId": "t-1", "_meta": meta(caps)})
+    assert unknown.error is not None and unknown.error["code"] == -32602  # TASK-18: not -32601

@@ -69,6 +69,9 @@ class Front(Server):
         self.links: dict[str, UpstreamLink] = {}
         self.startup_timeout = startup_timeout
         self._own_lifespan = lifespan
+        # Backends come and go, the front's tasks stay: once it ran tasks, `tasks/*` stays
+        # answered (a task whose backend died reads `failed`, not "method not found").
+        self.keeps_tasks = True
         self.set_method("resources/read", _read)
         self.completer = self._complete
         # A read's hints are the backend's own (never widened); lists get the narrowest.
@@ -171,12 +174,12 @@ class Front(Server):
         self._hints(up)
         self.list_cache.clear()
         changed = [
-            note
-            for note, key, items in (
-                ("notifications/tools/list_changed", "tools", tools.values()),
-                ("notifications/prompts/list_changed", "prompts", prompts.values()),
-                ("notifications/resources/list_changed", "resources", resources.values()),
-                ("notifications/resources/list_changed", "templates", templates),
+            notify
+            for notify, key, items in (
+                (self.notify_tools_changed, "tools", tools.values()),
+                (self.notify_prompts_changed, "prompts", prompts.values()),
+                (self.notify_resources_changed, "resources", resources.values()),
+                (self.notify_resources_changed, "templates", templates),
             )
             if self._differs(key, items)
         ]
@@ -187,8 +190,8 @@ class Front(Server):
         self.resources.clear()
         self.resources.update(resources)
         self.templates[:] = templates
-        for note in dict.fromkeys(changed):
-            self._changed(note)
+        for notify in dict.fromkeys(changed):
+            notify()  # the flags follow the new registries; listeners hear list_changed
 
     def _named(
         self,
@@ -239,13 +242,6 @@ class Front(Server):
             )
             for link, d, remote, name in self._named("prompt", up, _prompts)
         }
-
-    def _changed(self, method: str) -> None:
-        served = self.serves_tasks
-        super()._changed(method)
-        # Backends come and go, the front's tasks stay: once it ran tasks, `tasks/*` stays
-        # answered (a task whose backend died reads `failed`, not "method not found").
-        self.serves_tasks = self.serves_tasks or served
 
     def _differs(self, key: str, items: Iterable[Any]) -> bool:
         definitions = [item.definition for item in items]

@@ -43,6 +43,8 @@ class Registrations:
     #: Whether any tool runs as a task / any registration requires scopes (kept by `_changed`).
     serves_tasks: bool
     any_scopes: bool
+    #: Once a task-capable tool was served, go on answering `tasks/*` after it is gone.
+    keeps_tasks: bool = False
     tool_timeout: float | None
     _mask_errors: bool
     _methods: dict[str, Any]
@@ -192,7 +194,8 @@ class Registrations:
 
     # -- change notifications (delivered to subscriptions/listen streams) --------------------
     def _changed(self, method: str) -> None:
-        self.serves_tasks = any(t.task is not None for t in self.tools.values())
+        kept = self.keeps_tasks and self.serves_tasks
+        self.serves_tasks = kept or any(t.task is not None for t in self.tools.values())
         self.any_scopes = any(
             x.scopes
             for group in (self.tools.values(), self.resources.values(), self.prompts.values())
