@@ -81,14 +81,15 @@ class Tool(Registered):
             body["annotations"] = annotations.to_wire()
         self.definition = self.describe(options, {"name": self.name}, body)
 
-    def _entry(self, name: str, options: ToolOptions) -> None:
+    def _entry(self, name: str, options: ToolOptions, *, own_name: bool = True) -> None:
         """What every tool has, function or given definition: its name and task options and
-        timeout, checked."""
+        timeout, checked (a given definition's name only for being there: it is another
+        server's choice, TOOL-13 is a SHOULD)."""
         task = options.get("task")
         task_start = options.get("task_start", "call")
         timeout = options.get("timeout")
         self.name = name
-        if not TOOL_NAME_RE.match(name):
+        if not (TOOL_NAME_RE.match(name) if own_name else name):
             raise ValueError(
                 f"invalid tool name {name!r}: use 1-128 characters of A-Z a-z 0-9 _ - . (TOOL-13)"
             )
@@ -174,9 +175,10 @@ class Tool(Registered):
 class GivenTool(Tool):
     """A tool whose wire definition is given rather than derived from a function: another
     server's tool behind a proxy, a generated one. The definition is served as it is (its
-    name checked, TOOL-13; its `x-mcp-header` annotations read, TR-XMH-03..06); nothing here
-    validates arguments or shapes results: a subclass answers `call`, with a `Context`.
-    `options` as `Tool`'s, of which `scopes`, `task`, `task_start` and `timeout` apply."""
+    `x-mcp-header` annotations read, TR-XMH-03..06); nothing here validates arguments or
+    shapes results: a subclass answers `call`, with a `Context`. Its name must be there, not
+    follow TOOL-13's characters (a backend's name is its own). `options` as `Tool`'s, of
+    which `scopes`, `task`, `task_start` and `timeout` apply."""
 
     __slots__ = ()
 
@@ -188,7 +190,7 @@ class GivenTool(Tool):
         **options: Unpack[ToolOptions],
     ) -> None:
         name = definition.get("name")
-        self._entry(name if isinstance(name, str) else "", options)
+        self._entry(name if isinstance(name, str) else "", options, own_name=False)
         self.given(definition, options.get("scopes", ()), "ctx")
         self.principal_params = {}
         if header_params is None:
