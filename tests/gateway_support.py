@@ -10,8 +10,10 @@ from typing import Any
 
 import uvicorn
 
+from mcpkit.client import Client
 from mcpkit.client.inputs import Elicitation
 from oauth_server import loopback_socket
+from support import scaled
 
 
 @contextlib.asynccontextmanager
@@ -48,3 +50,13 @@ class Answers:
 
 def accept(**content: Any) -> dict[str, Any]:
     return {"action": "accept", "content": content}
+
+
+async def settled(client: Client, task_id: str) -> dict[str, Any]:
+    """Poll a front task as a client does (TASK-09) until it ends: its last `tasks/get`."""
+    async with asyncio.timeout(scaled(30)):
+        while True:
+            task = await client.request("tasks/get", {"taskId": task_id}, use_cache=False)
+            if task["status"] not in ("working", "input_required"):
+                return task
+            await asyncio.sleep(0.05)  # polling a task is its protocol (pollIntervalMs)

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from gateway_support import serving
+from gateway_support import serving, settled
 from mcpkit.client import Client
 from mcpkit.gateway import Gateway
 from mcpkit.host import parse_config
@@ -91,16 +91,6 @@ async def test_a_task_on_a_killed_backend_ends_failed(tmp_path: Path, transport:
         created = await client.request("tools/call", {"name": "mortal__long_job"}, raw=True)
         assert created["resultType"] == "task", created
         await kill_when_running(pid_file)
-        final = await _settled(client, created["taskId"])
+        final = await settled(client, created["taskId"])
         assert final["status"] == "failed", final  # not `completed` with isError (TASK-17)
         check_error(final["error"], transport)
-
-
-async def _settled(client: Client, task_id: str) -> dict[str, Any]:
-    """Poll the front task as a client does (TASK-09) until it ends."""
-    async with asyncio.timeout(scaled(30)):
-        while True:
-            task = await client.request("tasks/get", {"taskId": task_id}, use_cache=False)
-            if task["status"] not in ("working", "input_required"):
-                return task
-            await asyncio.sleep(0.05)  # polling a task is its protocol (pollIntervalMs)

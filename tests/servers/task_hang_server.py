@@ -1,5 +1,6 @@
 """A stdio server whose tool runs as a task and never finishes, for deadline tests: the host
-must cancel it with `tasks/cancel` (the tasks extension), which `was_cancelled` reports."""
+must cancel it with `tasks/cancel` (the tasks extension), which `was_cancelled` reports.
+`give_up` is a task its server abandons: it ends `cancelled` without anyone asking."""
 
 from __future__ import annotations
 
@@ -20,6 +21,12 @@ async def rebuild() -> str:
         cancelled.set()
         raise
     return "never"
+
+
+@server.tool(task="required")
+async def give_up() -> str:
+    """Start a job the server abandons (its task ends `cancelled`)."""
+    raise asyncio.CancelledError  # the work stopped here: the task settles `cancelled`
 
 
 @server.tool()

@@ -6,8 +6,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..client import Client, ClientError, ConnectFailed, ConnectionClosed, RequestTimeout
+from ..client import (
+    Client,
+    ClientError,
+    ConnectFailed,
+    ConnectionClosed,
+    RequestTimeout,
+    TaskCancelled,
+)
 from ..client.stdio import StdioTransport
+from ..host.deadlines import DeadlineExceeded
 from ..host.link import ServerLink
 from ..protocol.errors import InternalError
 
@@ -30,20 +38,26 @@ class BackendLost(ConnectionClosed):
         self.error = error
 
 
-def call_failure(front_name: str, link: ServerLink, remote: str, exc: ClientError) -> str:
+def call_failure(front_name: str, link: ServerLink, exc: ClientError | DeadlineExceeded) -> str:
     """The caller's line for a tool call the backend did not answer."""
     if isinstance(exc, Unavailable):
         return (
             f"The {link.name!r} server is unavailable right now (the gateway is reconnecting); "
             "try again shortly."
         )
-    if isinstance(exc, RequestTimeout):
-        deadline = link.config.deadline(remote)
+    if isinstance(exc, DeadlineExceeded):
         return (
             f"The call to {front_name} got no answer within its deadline "
-            f"({deadline.describe()}) and was cancelled. It may or may not have taken effect: "
-            "check before calling it again."
+            f"({exc.deadline.describe()}) and was cancelled. It may or may not have taken "
+            "effect: check before calling it again."
         )
+    if isinstance(exc, RequestTimeout):  # a request of its own (a task's poll) ran out
+        return (
+            f"The call to {front_name} failed: the {link.name!r} server stopped answering. "
+            "It may or may not have taken effect: check before calling it again."
+        )
+    if isinstance(exc, TaskCancelled):
+        return f"The call to {front_name} was cancelled on the {link.name!r} server."
     return (
         f"The call to {front_name} failed: the connection to the {link.name!r} server broke. "
         "It may or may not have taken effect: check before calling it again."

@@ -3,7 +3,10 @@
 The front request's client capabilities go along, so the backend asks only for what the front
 client can answer (MRTR-13); its progress token is replaced by one of the gateway's and the
 backend's progress comes back under the front's; its log level goes along too. Cancelling the
-front request cancels the backend request the way the backend's transport defines.
+front request cancels the backend request the way the backend's transport defines. A tool
+call runs under the clock of its deadline (the gateway chain's `Deadline` policy, or the
+proxy's `within`): progress restarts it where the config says so, a question waiting for the
+front's user pauses it, and running out cancels the backend call, a task included.
 
 Input the backend asks for is passed to the front (`inputs.py`):
 
@@ -23,21 +26,23 @@ the gateway's own, bound to the front caller.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import hashlib
-from types import EllipsisType
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from ..client import ClientError, ConnectFailed, ConnectionClosed, RequestTimeout
+from ..client import ClientError, ConnectFailed, ConnectionClosed, RequestTimeout, TaskCancelled
 from ..client.mrtr import MRTR_METHODS
 from ..client.tasks import follow_task
-from ..host.deadlines import Deadline
+from ..host.deadlines import Clock
 from ..protocol.errors import InternalError
 from ..protocol.idempotency import IDEMPOTENCY_KEY
 from ..protocol.versions import META_CLIENT_CAPABILITIES
 from ..server.context import Context
-from ..server.inputs import InputRequired
+from ..server.inputs import InputCall, InputRequired
 from ..server.results import error_result
 from .failures import BackendLost, Unavailable, backend_lost
 from .inputs import passthrough
@@ -87,17 +92,20 @@ async def forward(
     ctx: Context,
     *,
     meta: dict[str, Any] | None = None,
-    deadline: Deadline | None = None,
+    clock: Clock | None = None,
 ) -> dict[str, Any]:
     """The backend's final result for one front request (input and tasks passed through).
-    A backend that goes away meanwhile raises `BackendLost` (its JSON-RPC error within)."""
+    `clock`: the call's running deadline (the chain's `Deadline` policy holds it; without
+    one the client's own request timeout applies). A backend that goes away meanwhile raises
+    `BackendLost` (its JSON-RPC error within)."""
     client, bridges = await link.client_for(ctx.principal)
     body = {**params, "_meta": backend_meta(ctx, meta)}
+    backend = _Backend(client, method, ctx, clock)
     token = CURRENT_CALL.set(ctx)
     try:
         if client.legacy is not None:
-            return await _on_session(bridges, client, method, body, ctx, deadline)
-        return await _stateless(client, method, body, ctx, deadline)
+            return await _on_session(bridges, backend, body)
+        return await _stateless(backend, body)
     except ConnectionClosed as exc:
         link.report(exc)  # the link goes down and reconnects
         raise BackendLost(await backend_lost(link.name, client, exc)) from None
@@ -105,54 +113,56 @@ async def forward(
         CURRENT_CALL.reset(token)
 
 
-async def _send(
-    client: Client,
-    method: str,
-    body: dict[str, Any],
-    ctx: Context,
-    deadline: Deadline | None,
-) -> dict[str, Any]:
-    """One backend request under the call's deadline (progress restarts it when the config
-    says so, CANC-08); progress comes back under the front's token."""
-    progress = None
-    if ctx.meta.progress_token is not None:
+@dataclass(frozen=True, slots=True)
+class _Backend:
+    """One front request on its way to a backend: the backend's client, the method, the
+    front's request context and the call's running deadline (None: the client's timeout)."""
 
-        async def progress(done: float, total: float | None, message: str | None) -> None:
-            await ctx.report_progress(done, total, message)
+    client: Client
+    method: str
+    ctx: Context
+    clock: Clock | None
 
-    if deadline is None:
-        timeout: float | EllipsisType = ...
-        longest = None
-    else:
-        timeout = deadline.seconds
-        longest = deadline.overall if deadline.restart_on_progress else None
-    return await client.request(
-        method,
-        body,
-        raw=True,
-        use_cache=False,
-        timeout=timeout,
-        max_timeout=longest,
-        progress=progress,
-        log_level=ctx.meta.log_level,
-    )
+    async def send(self, body: dict[str, Any]) -> dict[str, Any]:
+        """One backend request; its progress comes back under the front's token and restarts
+        the deadline where the config says so (CANC-08)."""
+        ctx, clock = self.ctx, self.clock
+        restarts = clock is not None and clock.deadline.restart_on_progress
+        progress = None
+        if ctx.meta.progress_token is not None or restarts:
+
+            async def progress(done: float, total: float | None, message: str | None) -> None:
+                if clock is not None:
+                    clock.progressed()
+                if ctx.meta.progress_token is not None:
+                    await ctx.report_progress(done, total, message)
+
+        return await self.client.request(
+            self.method,
+            body,
+            raw=True,
+            use_cache=False,
+            timeout=... if clock is None else None,  # the clock bounds the call
+            progress=progress,
+            log_level=ctx.meta.log_level,
+        )
+
+    async def ask(self, *calls: InputCall) -> list[Any]:
+        """The front's answers to the backend's questions: time spent waiting for the user
+        does not count against the deadline (as in the host's calls)."""
+        with self.clock.paused() if self.clock is not None else contextlib.nullcontext():
+            return await self.ctx.gather(*calls)
 
 
-async def _stateless(
-    client: Client,
-    method: str,
-    base: dict[str, Any],
-    ctx: Context,
-    deadline: Deadline | None,
-) -> dict[str, Any]:
+async def _stateless(backend: _Backend, base: dict[str, Any]) -> dict[str, Any]:
     """A 2026-07-28 backend: its `input_required` rounds become the gateway handler's."""
-    state = ctx.state
+    state, method = backend.ctx.state, backend.method
     body = base
     pending = state.get(_ROUND)
     if pending is not None:
-        body = await _answered(ctx, base, pending)
+        body = await _answered(backend, base, pending)
     while True:
-        result = await _send(client, method, body, ctx, deadline)
+        result = await backend.send(body)
         kind = result.get("resultType")
         if kind == "input_required" and method in MRTR_METHODS:
             requests = result.get("inputRequests")
@@ -161,42 +171,35 @@ async def _stateless(
             number = (pending or {}).get("n", 0) + 1
             pending = {"n": number, "q": requests, "s": result.get("requestState")}
             state[_ROUND] = pending
-            body = await _answered(ctx, base, pending)
+            body = await _answered(backend, base, pending)
             continue
         if kind == "task" and method == "tools/call":
-            return await _follow(client, result, ctx)
+            return await _follow(backend, result)
         state.pop(_ROUND, None)
         return result
 
 
-async def _answered(ctx: Context, base: dict[str, Any], pending: dict[str, Any]) -> dict[str, Any]:
+async def _answered(
+    backend: _Backend, base: dict[str, Any], pending: dict[str, Any]
+) -> dict[str, Any]:
     """The retry of a backend round: the front's answers to its questions, and its state.
     Front keys carry the round number: a backend may reuse a key in a later round."""
     questions: dict[str, Any] = pending["q"]
     calls = [passthrough(f"{pending['n']}.{key}", req) for key, req in questions.items()]
-    answers = await ctx.gather(*calls)
+    answers = await backend.ask(*calls)
     body = {**base, "inputResponses": dict(zip(questions, answers, strict=True))}
     if pending.get("s") is not None:
         body["requestState"] = pending["s"]
     return body
 
 
-async def _on_session(
-    bridges: Bridges,
-    client: Client,
-    method: str,
-    body: dict[str, Any],
-    ctx: Context,
-    deadline: Deadline | None,
-) -> dict[str, Any]:
+async def _on_session(bridges: Bridges, backend: _Backend, body: dict[str, Any]) -> dict[str, Any]:
     """A 2025-11-25 backend: its real requests wait on a bridge for the front's answers; a
     front answering through MRTR finds the call again through the sealed bridge id."""
+    ctx = backend.ctx
     state = ctx.state
     parked = state.pop(_PARKED, None)
-    if parked is not None:
-        bridge = bridges.resume(parked)
-    else:
-        bridge = bridges.start(_send(client, method, body, ctx, deadline))
+    bridge = bridges.resume(parked) if parked is not None else bridges.start(backend.send(body))
     try:
         while (question := await bridge.next()) is not None:
             key, request = question
@@ -204,7 +207,7 @@ async def _on_session(
                 bridge.answer(key, {"roots": []})  # nobody to ask: no roots (ROOT-05 copes)
                 continue
             try:
-                [answer] = await ctx.gather(passthrough(f"b.{key}", request))
+                [answer] = await backend.ask(passthrough(f"b.{key}", request))
             except InputRequired:
                 state[_PARKED] = bridges.park(bridge)
                 raise
@@ -216,22 +219,30 @@ async def _on_session(
         raise
 
 
-async def _follow(client: Client, created: dict[str, Any], ctx: Context) -> dict[str, Any]:
-    """The backend made the call a task: so does the gateway, and follows it to its end."""
+async def _follow(backend: _Backend, created: dict[str, Any]) -> dict[str, Any]:
+    """The backend made the call a task: so does the gateway, and follows it to its end. A
+    backend task that ends `cancelled` ends the front's task `cancelled` too: the status is
+    the task's outcome (`completed` would say the work finished), not a result to word
+    (the tasks extension: "cancelled before completion"; TASK-10, TASK-17)."""
+    client, ctx = backend.client, backend.ctx
 
     async def send(method: str, params: dict[str, Any]) -> dict[str, Any]:
         return await client.request(method, params, raw=True, use_cache=False)
 
     async def fulfil(requests: dict[str, Any]) -> dict[str, Any]:
-        answers = await ctx.gather(*(passthrough(k, r) for k, r in requests.items()))
+        answers = await backend.ask(*(passthrough(k, r) for k, r in requests.items()))
         return dict(zip(requests, answers, strict=True))
 
     message = created.get("statusMessage")
-    await ctx.run_as_task(message if isinstance(message, str) else None)
+    as_task = await ctx.run_as_task(message if isinstance(message, str) else None)
     try:
         return await follow_task(created, send, fulfil)
     except ConnectFailed as exc:  # gone between two polls: the task's outcome is unknown
         raise ConnectionClosed(str(exc)) from exc
+    except TaskCancelled:
+        if as_task:  # the front's task settles `cancelled` when its handler ends cancelled
+            raise asyncio.CancelledError from None
+        raise  # a call that could not become a task (a 2025-11-25 front): `call_failure`
 
 
 def own_result(method: str, result: dict[str, Any]) -> dict[str, Any]:

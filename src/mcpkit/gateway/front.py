@@ -20,6 +20,7 @@ from typing import Any
 from ..client import ClientError
 from ..host.backoff import Backoff
 from ..host.config import ServerConfig
+from ..host.deadlines import Clock, DeadlineExceeded, within
 from ..host.link import ServerLink
 from ..host.pipeline import ToolPins
 from ..host.supervision import StateChange
@@ -68,7 +69,10 @@ class Front(Server):
         self.links: dict[str, UpstreamLink] = {}
         self.startup_timeout = startup_timeout
         self._own_lifespan = lifespan
-        self._methods = {**self._methods, "resources/read": _read}
+        # Backends come and go, the front's tasks stay: once it ran tasks, `tasks/*` stays
+        # answered (a task whose backend died reads `failed`, not "method not found").
+        self.keeps_tasks = True
+        self.set_method("resources/read", _read)
         self.completer = self._complete
         # A read's hints are the backend's own (never widened); lists get the narrowest.
         self.cache.pop("resources/read", None)
@@ -170,12 +174,12 @@ class Front(Server):
         self._hints(up)
         self.list_cache.clear()
         changed = [
-            note
-            for note, key, items in (
-                ("notifications/tools/list_changed", "tools", tools.values()),
-                ("notifications/prompts/list_changed", "prompts", prompts.values()),
-                ("notifications/resources/list_changed", "resources", resources.values()),
-                ("notifications/resources/list_changed", "templates", templates),
+            notify
+            for notify, key, items in (
+                (self.notify_tools_changed, "tools", tools.values()),
+                (self.notify_prompts_changed, "prompts", prompts.values()),
+                (self.notify_resources_changed, "resources", resources.values()),
+                (self.notify_resources_changed, "templates", templates),
             )
             if self._differs(key, items)
         ]
@@ -186,8 +190,8 @@ class Front(Server):
         self.resources.clear()
         self.resources.update(resources)
         self.templates[:] = templates
-        for note in dict.fromkeys(changed):
-            self._changed(note)
+        for notify in dict.fromkeys(changed):
+            notify()  # the flags follow the new registries; listeners hear list_changed
 
     def _named(
         self,
@@ -239,13 +243,6 @@ class Front(Server):
             for link, d, remote, name in self._named("prompt", up, _prompts)
         }
 
-    def _changed(self, method: str) -> None:
-        served = self.serves_tasks
-        super()._changed(method)
-        # Backends come and go, the front's tasks stay: once it ran tasks, `tasks/*` stays
-        # answered (a task whose backend died reads `failed`, not "method not found").
-        self.serves_tasks = self.serves_tasks or served
-
     def _differs(self, key: str, items: Iterable[Any]) -> bool:
         definitions = [item.definition for item in items]
         before = self._shown.get(key)
@@ -281,15 +278,19 @@ class Front(Server):
     async def _call_tool(
         self, tool: RemoteTool, arguments: dict[str, Any], ctx: Context | None
     ) -> dict[str, Any]:
+        """A proxy's call, under its deadline (a gateway's runs through its chain instead)."""
         assert ctx is not None
         link = tool.link
+        deadline = link.config.deadline(tool.remote)
         try:
-            result = await self.forward_call(tool, arguments, ctx)
+            result = await within(
+                deadline, lambda clock: self.forward_call(tool, arguments, ctx, clock=clock)
+            )
         except BackendLost as exc:
             raise exc.error from None
-        except ClientError as exc:
+        except (ClientError, DeadlineExceeded) as exc:
             link.report(exc)
-            return failed(ctx, call_failure(tool.name, link, tool.remote, exc))
+            return failed(ctx, call_failure(tool.name, link, exc))
         except MCPError:
             link.healthy()
             raise
@@ -302,12 +303,12 @@ class Front(Server):
         arguments: dict[str, Any],
         ctx: Context,
         meta: dict[str, Any] | None = None,
+        *,
+        clock: Clock | None = None,
     ) -> dict[str, Any]:
-        """One tool call on its backend under the backend's deadline (the gateway checks it
-        first); raises what the forwarding raises."""
-        deadline = tool.link.config.deadline(tool.remote)
+        """One tool call on its backend under `clock`; raises what the forwarding raises."""
         params = {"name": tool.remote, "arguments": arguments}
-        return await forward(tool.link, "tools/call", params, ctx, meta=meta, deadline=deadline)
+        return await forward(tool.link, "tools/call", params, ctx, meta=meta, clock=clock)
 
     def shape_result(
         self, link: UpstreamLink, result: dict[str, Any], ctx: Context

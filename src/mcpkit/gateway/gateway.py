@@ -27,6 +27,7 @@ from ..client import CallResult, ClientError
 from ..client.http_headers import CALL_HEADERS
 from ..host.config import ConfigError, HostConfig
 from ..host.connections import Target
+from ..host.deadlines import DeadlineExceeded
 from ..host.naming import ToolNames
 from ..host.pipeline import (
     AuditLog,
@@ -222,7 +223,7 @@ class Gateway(Front):
             outcome = await self.pipeline(call)
         except OutcomeUnknown as exc:
             return self._failed(tool, ctx, exc.cause)
-        except ClientError as exc:
+        except (ClientError, DeadlineExceeded) as exc:
             return self._failed(tool, ctx, exc)
         if outcome.raw is None:
             return error_result(outcome.error or "The call failed.")
@@ -235,14 +236,15 @@ class Gateway(Front):
         """A call that failed for good, as the front's caller hears it."""
         if isinstance(exc, BackendLost):
             raise exc.error from None
-        if not isinstance(exc, ClientError):
+        if not isinstance(exc, ClientError | DeadlineExceeded):
             raise exc
-        return failed(ctx, call_failure(tool.name, tool.link, tool.remote, exc))
+        return failed(ctx, call_failure(tool.name, tool.link, exc))
 
     async def _forward(self, call: Call) -> Outcome:
         """The end of the gateway's chain: the caller's handles swapped back, their headers
-        added, the call forwarded to its backend (`Front.forward_call`: its deadline, rounds
-        of input, tasks) with the call's idempotency key. Raises what went wrong."""
+        added, the call forwarded to its backend (`Front.forward_call`: rounds of input,
+        tasks) under the clock of the chain's `Deadline`, with the call's idempotency key.
+        Raises what went wrong."""
         front = front_call(call)
         sent = call.outgoing()
         if front.rules.handles:
@@ -251,7 +253,7 @@ class Gateway(Front):
         token = CALL_HEADERS.set({**CALL_HEADERS.get(), **headers}) if headers else None
         meta = {IDEMPOTENCY_KEY: call.key} if call.key is not None else None
         try:
-            result = await self.forward_call(front.tool, sent, front.ctx, meta)
+            result = await self.forward_call(front.tool, sent, front.ctx, meta, clock=call.clock)
         finally:
             if token is not None:
                 CALL_HEADERS.reset(token)

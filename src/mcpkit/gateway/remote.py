@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING, Any
 
 from ..protocol.headers import HeaderParam, InvalidHeaderAnnotation, find_header_params
 from ..server.context import Context
-from ..server.prompts import Prompt
-from ..server.resources import Resource, ResourceTemplate
-from ..server.tools import Tool
-from ..server.uri_template import UriTemplate
+from ..server.prompts import GivenPrompt
+from ..server.registered import TaskSupport
+from ..server.resources import GivenResource, GivenTemplate
+from ..server.tools import GivenTool
 
 if TYPE_CHECKING:
     from .link import UpstreamLink
@@ -33,8 +33,9 @@ def header_params(definition: dict[str, Any]) -> list[HeaderParam] | None:
         return None
 
 
-class RemoteTool(Tool):
-    """A backend's tool under its front name. On a backend that serves the tasks extension it
+class RemoteTool(GivenTool):
+    """A backend's tool under its front name: the backend's definition (validation, schema
+    and result shaping are the backend's). On a backend that serves the tasks extension it
     may become a task: when the front declared the extension and the backend answers with one
     (`task_start="handler"`)."""
 
@@ -52,28 +53,21 @@ class RemoteTool(Tool):
         accepts: frozenset[str] = frozenset(),
         tasks: bool = False,
     ) -> None:
-        # The registry entry only: validation, schema and result shaping are the backend's.
+        task: TaskSupport | None = "optional" if tasks else None
+        super().__init__(
+            definition, header_params=headers, scopes=scopes, task=task, task_start="handler"
+        )
         self.link = link
         self.remote = remote
         self.run = run
         #: The argument names the backend's schema has (the front's may show fewer).
         self.accepts = accepts
-        self.name = str(definition["name"])
-        self.definition = definition
-        self.scopes = frozenset(scopes)
-        self.task = "optional" if tasks else None
-        self.task_start = "handler"
-        self.timeout = None
-        self.mask_errors = True
-        self.context_param = "ctx"
-        self.principal_params = {}
-        self.header_params = headers
 
     async def call(self, arguments: dict[str, Any], ctx: Context | None) -> dict[str, Any]:
         return await self.run(self, arguments, ctx)
 
 
-class RemotePrompt(Prompt):
+class RemotePrompt(GivenPrompt):
     __slots__ = ("link", "remote", "run")
 
     def __init__(
@@ -85,78 +79,28 @@ class RemotePrompt(Prompt):
         *,
         scopes: Iterable[str] = (),
     ) -> None:
-        self.link = link
-        self.remote = remote
-        self.run = run
-        self.name = str(definition["name"])
-        self.definition = definition
-        self.description = definition.get("description")
-        self.scopes = frozenset(scopes)
-        self.context_param = "ctx"
+        super().__init__(definition, scopes=scopes)
+        self.link, self.remote, self.run = link, remote, run
 
     async def get(self, arguments: dict[str, Any], ctx: Context | None) -> dict[str, Any]:
         return await self.run(self, arguments, ctx)
 
 
-class RemoteResource(Resource):
+class RemoteResource(GivenResource):
+    """A backend's resource under its front URI (its reads are routed by the front)."""
+
     __slots__ = ("link", "remote")
-    link: UpstreamLink
-    remote: str
 
-    def __init__(
-        self,
-        link: UpstreamLink,
-        remote: str,
-        definition: dict[str, Any],
-        *,
-        scopes: Iterable[str] = (),
-    ) -> None:
-        self.uri = str(definition["uri"])
-        _listed(self, link, remote, definition, scopes)
+    def __init__(self, link: UpstreamLink, remote: str, definition: dict[str, Any], **kw: Any):
+        super().__init__(definition, **kw)
+        self.link, self.remote = link, remote
 
 
-class RemoteTemplate(ResourceTemplate):
+class RemoteTemplate(GivenTemplate):
+    """A backend's template under its front URI template, known by its text."""
+
     __slots__ = ("link", "remote")
-    link: UpstreamLink
-    remote: str
 
-    def __init__(
-        self,
-        link: UpstreamLink,
-        remote: str,
-        definition: dict[str, Any],
-        *,
-        scopes: Iterable[str] = (),
-    ) -> None:
-        self.template = ListedTemplate(str(definition["uriTemplate"]))
-        _listed(self, link, remote, definition, scopes)
-
-    def match(self, uri: str) -> dict[str, str] | None:
-        return None  # reads are routed by the front, never matched here
-
-
-def _listed(
-    entry: RemoteResource | RemoteTemplate,
-    link: UpstreamLink,
-    remote: str,
-    definition: dict[str, Any],
-    scopes: Iterable[str],
-) -> None:
-    """What a listed resource or template entry holds (its reads go to the front)."""
-    entry.link = link
-    entry.remote = remote
-    entry.definition = definition
-    entry.mime_type = definition.get("mimeType")
-    entry.scopes = frozenset(scopes)
-    entry.context_param = None
-
-
-class ListedTemplate(UriTemplate):
-    """A template string as a backend listed it (RFC 6570 operators mcpkit does not match
-    included): known by its text, for completion refs."""
-
-    __slots__ = ()
-
-    def __init__(self, template: str) -> None:
-        self._template = template
-        self._variables: tuple[str, ...] = ()
+    def __init__(self, link: UpstreamLink, remote: str, definition: dict[str, Any], **kw: Any):
+        super().__init__(definition, **kw)
+        self.link, self.remote = link, remote

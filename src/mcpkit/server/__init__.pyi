@@ -13,6 +13,9 @@ from .handles import MemoryHandleStore as MemoryHandleStore
 from .middleware import Call as Call
 from .middleware import CallNext as CallNext
 from .middleware import Middleware as Middleware
+from .prompts import GivenPrompt as GivenPrompt
+from .resources import GivenResource as GivenResource
+from .resources import GivenTemplate as GivenTemplate
 from .server import Server as Server
 from .settings import Settings as Settings
 from .standard_middleware import RateLimit as RateLimit
@@ -21,6 +24,7 @@ from .standard_middleware import ResponseSizeLimit as ResponseSizeLimit
 from .standard_middleware import TimingLog as TimingLog
 from .tasks import TaskStore as TaskStore
 from .tasks.redis_store import RedisTaskStore as RedisTaskStore
+from .tools import GivenTool as GivenTool
 from .tools import Tool as Tool
 from .tools import ToolError as ToolError
 from .tools import ToolTimeout as ToolTimeout

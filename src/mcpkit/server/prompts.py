@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, Unpack
 
 from pydantic_core import ValidationError
@@ -54,3 +54,20 @@ class Prompt(Registered):
         if self.description:
             result["description"] = self.description
         return result
+
+
+class GivenPrompt(Prompt):
+    """A prompt whose definition is given rather than derived from a function (another
+    server's behind a proxy): served as it is; its subclass answers `get(arguments, ctx)`."""
+
+    __slots__ = ()
+
+    def __init__(self, definition: dict[str, Any], *, scopes: Iterable[str] = ()) -> None:
+        name = definition.get("name")
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"a prompt definition needs a name: {definition!r:.200}")
+        self.name = name
+        self.given(definition, scopes, "ctx")
+
+    async def get(self, arguments: dict[str, Any], ctx: Context | None) -> dict[str, Any]:
+        raise NotImplementedError(f"{type(self).__name__} answers its prompts itself")

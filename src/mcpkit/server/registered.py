@@ -89,6 +89,18 @@ class Registered:
         self.description = description if description is not None else doc.description
         self.definition: dict[str, Any] = {}
 
+    def given(
+        self, definition: dict[str, Any], scopes: Iterable[str], context_param: str | None
+    ) -> None:
+        """The fields of an entry whose definition is given rather than derived from a
+        function (`GivenTool`, `GivenPrompt`, `GivenResource`, `GivenTemplate`): no function,
+        signature or validation of its own; its subclass answers."""
+        self.definition = definition
+        description = definition.get("description")
+        self.description = description if isinstance(description, str) else None
+        self.scopes = frozenset(scopes)
+        self.context_param = context_param
+
     def describe(
         self, described: Described, head: dict[str, Any], body: dict[str, Any]
     ) -> dict[str, Any]:

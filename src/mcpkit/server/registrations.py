@@ -20,6 +20,7 @@ from .tools import Tool
 from .uri_template import UriTemplate
 
 if TYPE_CHECKING:
+    from .methods import Handler
     from .server import Server
     from .subscriptions import SubscriptionHub
 
@@ -42,8 +43,11 @@ class Registrations:
     #: Whether any tool runs as a task / any registration requires scopes (kept by `_changed`).
     serves_tasks: bool
     any_scopes: bool
+    #: Once a task-capable tool was served, go on answering `tasks/*` after it is gone.
+    keeps_tasks: bool = False
     tool_timeout: float | None
     _mask_errors: bool
+    _methods: dict[str, Any]
     #: What the deprecated `Server.proxy` calls: `mcpkit.gateway.proxy`, which sets it when
     #: it loads (the server never imports the gateway).
     proxy_factory: ClassVar[Callable[..., Server] | None] = None
@@ -66,6 +70,12 @@ class Registrations:
             return fn
 
         return register
+
+    def set_method(self, method: str, handler: Handler) -> None:
+        """Answer `method` with `await handler(server, request)` (the admitted request) in
+        place of the built-in handler, or a method it lacks: a proxy's `resources/read` is
+        routed to its backend. Before serving; the dispatch is the same table lookup."""
+        self._methods[method] = handler
 
     def add_tool(self, tool: Tool) -> None:
         if tool.name in self.tools:
@@ -184,7 +194,8 @@ class Registrations:
 
     # -- change notifications (delivered to subscriptions/listen streams) --------------------
     def _changed(self, method: str) -> None:
-        self.serves_tasks = any(t.task is not None for t in self.tools.values())
+        kept = self.keeps_tasks and self.serves_tasks
+        self.serves_tasks = kept or any(t.task is not None for t in self.tools.values())
         self.any_scopes = any(
             x.scopes
             for group in (self.tools.values(), self.resources.values(), self.prompts.values())

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, Unpack
 
 from pydantic_core import ValidationError
@@ -97,3 +97,38 @@ class ResourceTemplate(_Readable):
             ) from exc
         value = await invoke(self.fn, self.is_async, kwargs, self.context_param, ctx)
         return resource_contents(value, uri, self.mime_type)
+
+
+class GivenResource(Resource):
+    """A resource whose definition is given rather than derived from a function (another
+    server's behind a proxy): listed as it is; its subclass answers `read(uri, ctx)`."""
+
+    __slots__ = ()
+
+    def __init__(self, definition: dict[str, Any], *, scopes: Iterable[str] = ()) -> None:
+        self.uri = _given_text(definition, "uri")
+        self.mime_type = definition.get("mimeType")
+        self.given(definition, scopes, "ctx")
+
+    async def read(self, uri: str, ctx: Context | None) -> list[dict[str, Any]]:
+        raise NotImplementedError(f"{type(self).__name__} answers its reads itself")
+
+
+class GivenTemplate(ResourceTemplate):
+    """A resource template whose definition is given (another server's behind a proxy):
+    listed as it is and known by its text (for completion refs), matching no URI: whoever
+    serves it routes its reads (`Server.set_method("resources/read", ...)`)."""
+
+    __slots__ = ()
+
+    def __init__(self, definition: dict[str, Any], *, scopes: Iterable[str] = ()) -> None:
+        self.template = UriTemplate(_given_text(definition, "uriTemplate"), matching=False)
+        self.mime_type = definition.get("mimeType")
+        self.given(definition, scopes, "ctx")
+
+
+def _given_text(definition: dict[str, Any], key: str) -> str:
+    value = definition.get(key)
+    if not isinstance(value, str) or not value:
+        raise ValueError(f"a resource definition needs a {key!r}: {definition!r:.200}")
+    return value

@@ -52,29 +52,7 @@ class Tool(Registered):
     def __init__(
         self, fn: Callable[..., Any], *, name: str | None = None, **options: Unpack[ToolOptions]
     ) -> None:
-        task = options.get("task")
-        task_start = options.get("task_start", "call")
-        timeout = options.get("timeout")
-        self.name = name or fn.__name__
-        if not TOOL_NAME_RE.match(self.name):
-            raise ValueError(
-                f"invalid tool name {self.name!r}: use 1-128 characters of A-Z a-z 0-9 _ - . (TOOL-13)"
-            )
-        if task not in (None, "optional", "required"):
-            raise ValueError(f"tool {self.name!r}: task must be 'optional' or 'required'")
-        if task_start not in ("call", "handler"):
-            raise ValueError(f"tool {self.name!r}: task_start must be 'call' or 'handler'")
-        #: Whether calls may run as tasks (the tasks extension): "optional" runs synchronously
-        #: for clients without it, "required" refuses them (-32021, TASK-05).
-        self.task: TaskSupport | None = task
-        self.task_start: TaskStart = task_start
-        if timeout is not None and not timeout > 0:
-            raise ValueError(f"tool {self.name!r}: timeout must be a number of seconds above 0")
-        #: Seconds the handler may run before it is cancelled (None: no limit).
-        self.timeout = timeout
-        #: Unexpected exceptions reach the client as a generic error with a reference id (the
-        #: traceback is logged under it). `Server` sets this from its `mask_errors`.
-        self.mask_errors = True
+        self._entry(name or fn.__name__, options)
         super().__init__(fn, options, model_name=f"{self.name}_arguments")
         self.principal_params = self.signature.principal_params
         self._validator: Any = None
@@ -102,6 +80,34 @@ class Tool(Registered):
         if annotations is not None:
             body["annotations"] = annotations.to_wire()
         self.definition = self.describe(options, {"name": self.name}, body)
+
+    def _entry(self, name: str, options: ToolOptions, *, own_name: bool = True) -> None:
+        """What every tool has, function or given definition: its name and task options and
+        timeout, checked (a given definition's name only for being there: it is another
+        server's choice, TOOL-13 is a SHOULD)."""
+        task = options.get("task")
+        task_start = options.get("task_start", "call")
+        timeout = options.get("timeout")
+        self.name = name
+        if not (TOOL_NAME_RE.match(name) if own_name else name):
+            raise ValueError(
+                f"invalid tool name {name!r}: use 1-128 characters of A-Z a-z 0-9 _ - . (TOOL-13)"
+            )
+        if task not in (None, "optional", "required"):
+            raise ValueError(f"tool {name!r}: task must be 'optional' or 'required'")
+        if task_start not in ("call", "handler"):
+            raise ValueError(f"tool {name!r}: task_start must be 'call' or 'handler'")
+        #: Whether calls may run as tasks (the tasks extension): "optional" runs synchronously
+        #: for clients without it, "required" refuses them (-32021, TASK-05).
+        self.task: TaskSupport | None = task
+        self.task_start: TaskStart = task_start
+        if timeout is not None and not timeout > 0:
+            raise ValueError(f"tool {name!r}: timeout must be a number of seconds above 0")
+        #: Seconds the handler may run before it is cancelled (None: no limit).
+        self.timeout = timeout
+        #: Unexpected exceptions reach the client as a generic error with a reference id (the
+        #: traceback is logged under it). `Server` sets this from its `mask_errors`.
+        self.mask_errors = True
 
     async def call(self, arguments: dict[str, Any], ctx: Context | None) -> dict[str, Any]:
         try:
@@ -164,3 +170,33 @@ class Tool(Registered):
         """The result of an unexpected exception: one log record with the traceback and a
         reference id; the client sees the id (and, unmasked, the exception's text)."""
         return error_result(failure_text("Tool", self.name, exc, self.mask_errors)[0])
+
+
+class GivenTool(Tool):
+    """A tool whose wire definition is given rather than derived from a function: another
+    server's tool behind a proxy, a generated one. The definition is served as it is (its
+    `x-mcp-header` annotations read, TR-XMH-03..06); nothing here validates arguments or
+    shapes results: a subclass answers `call`, with a `Context`. Its name must be there, not
+    follow TOOL-13's characters (a backend's name is its own). `options` as `Tool`'s, of
+    which `scopes`, `task`, `task_start` and `timeout` apply."""
+
+    __slots__ = ()
+
+    def __init__(
+        self,
+        definition: dict[str, Any],
+        *,
+        header_params: list[HeaderParam] | None = None,
+        **options: Unpack[ToolOptions],
+    ) -> None:
+        name = definition.get("name")
+        self._entry(name if isinstance(name, str) else "", options, own_name=False)
+        self.given(definition, options.get("scopes", ()), "ctx")
+        self.principal_params = {}
+        if header_params is None:
+            schema = definition.get("inputSchema")
+            header_params = find_header_params(schema) if isinstance(schema, dict) else []
+        self.header_params = header_params
+
+    async def call(self, arguments: dict[str, Any], ctx: Context | None) -> dict[str, Any]:
+        raise NotImplementedError(f"{type(self).__name__} answers its calls itself")

@@ -37,6 +37,7 @@ _RESERVED: Final = ":/?#[]@!$&'()*+,;="
 _SIMPLE_CHAR: Final = r"[^/?#\x00-\x1f\x7f]"
 _RESERVED_VALUE_RE: Final = re.compile(r"[^\x00-\x1f\x7f]+")
 _CONTROL_RE: Final = re.compile(r"[\x00-\x1f\x7f]")
+_NOTHING: Final = re.compile(r"(?!)")  # matches no URI
 
 
 def _chain(literals: list[str], *, anchored: bool) -> re.Pattern[str]:
@@ -70,7 +71,17 @@ class UriTemplate:
         "_variables",
     )
 
-    def __init__(self, template: str) -> None:
+    def __init__(self, template: str, *, matching: bool = True) -> None:
+        """`matching=False`: a template known by its text only (as another server listed it,
+        RFC 6570 operators mcpkit does not match included), which matches no URI."""
+        if not matching:
+            self._template = template
+            self._literals: tuple[str, ...] = (template,)
+            self._variables: tuple[str, ...] = ()
+            self._reserved: tuple[bool, ...] = ()
+            self._prefix = _NOTHING
+            self._suffix: re.Pattern[str] | None = None
+            return
         literals: list[str] = []
         variables: list[str] = []
         reserved: list[bool] = []
@@ -100,7 +111,7 @@ class UriTemplate:
         # {+var} value is what lies between (the longest possible, like a greedy match).
         if not any(reserved):
             self._prefix = _chain(literals, anchored=True)
-            self._suffix: re.Pattern[str] | None = None
+            self._suffix = None
         else:
             split = reserved.index(True)
             self._prefix = _chain(literals[: split + 1], anchored=False)

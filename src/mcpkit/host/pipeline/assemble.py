@@ -4,9 +4,9 @@
                Budget, Failures, Retry, Attempt, Deadline → Send
     inspector  Audit, HostOwned, Pins, Failures, Attempt, Deadline → Send
                (the user typed the call: no consent question, no retry, no output budget)
-    gateway    Audit, HostOwned, Pins, Consent, [Budget], [Retry], Attempt → the front's
-               forwarding (retry off unless configured: the calling client retries; the
-               forwarding keeps each backend's deadline; the output budget when configured)
+    gateway    Audit, HostOwned, Pins, Consent, [Budget], [Retry], Attempt, Deadline → the
+               front's forwarding (retry off unless configured: the calling client retries;
+               the output budget when configured; each backend's `timeout`/`timeouts`)
 
 Outermost first. A front end adds only what is its own around `Pipeline(...)`.
 """
@@ -116,8 +116,9 @@ def for_gateway(
     """The gateway's calls from any MCP client: `values` fills host-owned arguments (from
     config or the caller's token), `forward` sends the call on to its backend and raises what
     went wrong (the gateway words it for its caller after the chain), `rounds` are the
-    exceptions that end a round of input rather than the call. `retry` (off by default: the
-    calling client may retry itself) and `output_budget` (tokens) are the config's."""
+    exceptions that end a round of input rather than the call (each round runs under its own
+    deadline). `retry` (off by default: the calling client may retry itself) and
+    `output_budget` (tokens) are the config's."""
     policies: list[Policy] = [
         Audit(audit, bus, rounds),
         HostOwned(bus, "gateway", values),
@@ -128,5 +129,5 @@ def for_gateway(
         policies.append(Budget(output_budget, None))
     if retry is not None:
         policies.append(Retry(retry, rounds))
-    policies.append(Attempt())
+    policies += [Attempt(), Deadline()]
     return Pipeline(policies, bus, forward)
