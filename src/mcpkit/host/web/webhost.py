@@ -119,7 +119,7 @@ class WebHost:
     async def __aenter__(self) -> WebHost:
         import uvicorn
 
-        from .serving import Server
+        from ...server.transports.uvicorn_adapter import NotifyingServer
 
         if self.audit_file is not None:
             with contextlib.suppress(OSError):
@@ -136,7 +136,7 @@ class WebHost:
         config = uvicorn.Config(
             self, lifespan="off", log_level="warning", access_log=False, timeout_graceful_shutdown=2
         )
-        self._server = Server(config, on_exit=self._app.stop_requests)
+        self._server = NotifyingServer(config, on_exit=self._app.stop_requests)
         # The sockets already listen: the page can connect before uvicorn's first accept.
         self._serving = asyncio.create_task(self._server.serve(sockets=self._sockets))
         return self

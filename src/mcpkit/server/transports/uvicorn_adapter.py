@@ -11,7 +11,8 @@ protocol, head limits off, and says so in one line). What it relies on:
   `timeout_keep_alive`, `_start_asgi_task`);
 - `uvicorn.Server`: `DrainingServer` overrides `startup`, `shutdown` and `handle_exit` to
   drain before uvicorn closes (the drain itself is the caller's, through `Lifecycle`), and
-  reads `servers` and `server_state.connections`;
+  reads `servers` and `server_state.connections`; `NotifyingServer` (the web UI's) overrides
+  `handle_exit` to tell its owner the moment a stop is asked for;
 - the request cycle of a connection (`cycle.response_complete`, `cycle.keep_alive`) of both
   uvicorn protocols, to close kept-alive connections after their current response.
 """
@@ -23,6 +24,7 @@ import logging
 import os
 import signal
 import socket
+from collections.abc import Callable
 from importlib.metadata import version
 from typing import Any, ClassVar, Protocol
 
@@ -355,3 +357,19 @@ class DrainingServer(uvicorn.Server):
                 cycle.keep_alive = False
             elif protocol is None:
                 connection.shutdown()  # without the flag, idle connections close now
+
+
+class NotifyingServer(uvicorn.Server):
+    """uvicorn's server, calling `on_exit` on the loop the moment it is asked to stop (Ctrl-C,
+    SIGTERM), before it waits for the requests in flight: the owner can answer them at once
+    rather than let uvicorn wait out its graceful-shutdown time and cancel them."""
+
+    def __init__(self, config: uvicorn.Config, on_exit: Callable[[], None]) -> None:
+        super().__init__(config)
+        self._loop = asyncio.get_running_loop()
+        self._on_exit = on_exit
+
+    def handle_exit(self, sig: int, frame: Any) -> None:
+        super().handle_exit(sig, frame)
+        # A signal handler: the loop runs the callback at its next turn.
+        self._loop.call_soon_threadsafe(self._on_exit)
