@@ -75,7 +75,9 @@ def test_resource_uri_reads_ui_scheme_and_deprecated_key() -> None:
 
 
 def test_csp_default_is_the_extensions_restrictive_policy() -> None:
-    policy = content_security_policy({})
+    """No `_meta.ui.csp`: the extension's restrictive default, only narrowed (a MUST)."""
+    policy = content_security_policy(declared_domains(None))
+    assert "blob:" not in policy and "worker-src" not in policy and "font-src" not in policy
     for directive in (
         "default-src 'none'",
         "script-src 'self' 'unsafe-inline'",
@@ -104,8 +106,12 @@ def test_csp_adds_only_declared_plain_origins() -> None:
     }
     policy = content_security_policy(declared)
     assert "connect-src https://api.example.com" in policy
-    assert "script-src 'self' 'unsafe-inline' https://*.cdn.example" in policy
     assert "frame-src 'none'" in policy and "unsafe-eval" not in policy
+    # What pdf.js needs to start its worker, and no other scheme for scripts.
+    assert "worker-src 'self' blob: https://*.cdn.example" in policy.split("; ")
+    assert "script-src 'self' 'unsafe-inline' blob: https://*.cdn.example" in policy.split("; ")
+    assert "data:" not in policy.split("script-src")[1].split(";")[0]
+    assert declared_domains({}) == {} and "connect-src 'none'" in content_security_policy({})
 
 
 def test_app_resource_checks_mime_and_decodes_blobs() -> None:
@@ -114,7 +120,7 @@ def test_app_resource_checks_mime_and_decodes_blobs() -> None:
     found = app_resource(
         "ui://a", {"contents": [{"uri": "ui://a", "mimeType": APP_MIME, "blob": blob}]}
     )
-    assert found.html == html and found.policy() == content_security_policy({})
+    assert found.html == html and found.policy() == content_security_policy(None)
     with pytest.raises(AppResourceError, match="MIME type"):
         app_resource(
             "ui://a", {"contents": [{"uri": "ui://a", "mimeType": "text/html", "text": html}]}
@@ -235,7 +241,7 @@ async def test_app_sandbox_serves_the_policy_of_the_resource(web: WebHost) -> No
         async with http.get(f"{web.sandbox_origin}/sandbox/{app.id}") as r:
             assert r.status == 200
             policy = r.headers["Content-Security-Policy"]
-            assert policy.startswith(content_security_policy({}))
+            assert policy.startswith(content_security_policy(None))
             assert f"frame-ancestors http://127.0.0.1:{web.port}" in policy
             assert "Set-Cookie" not in r.headers
         async with http.get(f"{web.sandbox_origin}/sandbox/unknown") as r:
