@@ -48,6 +48,15 @@ class CallRefused:
 
 
 @dataclass(frozen=True, slots=True)
+class CallSent:
+    """The call's `tools/call` request went to the server with this JSON-RPC id (each
+    attempt's first request; an MCP App is shown it as `toolInfo.id`)."""
+
+    call: PendingCall
+    request_id: int
+
+
+@dataclass(frozen=True, slots=True)
 class CallProgress:
     call: PendingCall
     done: float
@@ -75,6 +84,7 @@ Event = (
     CallDecided
     | CallAllowed
     | CallRefused
+    | CallSent
     | CallProgress
     | CallFinished
     | AuditRecorded
