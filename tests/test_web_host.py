@@ -38,6 +38,7 @@ from mcpkit.host.apps import (
     APP_MIME,
     APPS_CAPABILITY,
     APPS_EXTENSION,
+    AppResource,
     AppResourceError,
     app_resource,
     content_security_policy,
@@ -112,6 +113,31 @@ def test_csp_adds_only_declared_plain_origins() -> None:
     assert "script-src 'self' 'unsafe-inline' blob: https://*.cdn.example" in policy.split("; ")
     assert "data:" not in policy.split("script-src")[1].split(";")[0]
     assert declared_domains({}) == {} and "connect-src 'none'" in content_security_policy({})
+
+
+def test_model_context_keeps_each_apps_last_update_until_the_next_turn() -> None:
+    """`ui/update-model-context`: each update replaces the app's last; the next user message
+    takes them once (SEP-1865); content this host did not declare is refused."""
+    from mcpkit.host.web.bridge import AppHost, AppRefused, AppSession
+
+    hub = EventHub()
+    apps = AppHost(hub, WebUI(hub, Questions(hub)), "http://127.0.0.1:9")
+    resource = AppResource("ui://a", "<p>a</p>")
+    apps.apps["a1"] = AppSession("a1", "shop", {"name": "cart"}, "toolu_1", resource)
+    assert apps.update_context("a1", {"content": [{"type": "text", "text": "old"}]}) == "old"
+    shown = apps.update_context(
+        "a1", {"content": [{"type": "text", "text": "2 items"}], "structuredContent": {"n": 2}}
+    )
+    assert shown == '2 items\n{"n": 2}'
+    with pytest.raises(AppRefused, match="Invalid content format"):
+        apps.update_context("a1", {"content": [{"type": "image", "data": "", "mimeType": "x"}]})
+    with pytest.raises(AppRefused, match="unknown app"):
+        apps.update_context("nope", {})
+    taken = apps.take_context()
+    assert taken == '[Context from the shop app (cart), not the user]\n2 items\n{"n": 2}'
+    assert apps.take_context() == ""  # once
+    apps.update_context("a1", {"content": [{"type": "text", "text": "x"}]})
+    assert apps.update_context("a1", {}) == "" and apps.take_context() == ""  # cleared
 
 
 def test_app_resource_checks_mime_and_decodes_blobs() -> None:

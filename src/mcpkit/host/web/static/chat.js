@@ -6,7 +6,7 @@ import { api, fill, h, json, urlBox } from "./dom.js";
 import { schemaForm } from "./forms.js";
 
 const messages = document.getElementById("messages");
-const cards = new Map();      // call id → {el, body, progress, app, raw}
+const cards = new Map();      // call id → {el, body, progress, app, raw, cancelled}
 const questions = new Map();  // question id → element
 let formCount = 0;
 
@@ -61,6 +61,9 @@ function result(ev) {
   if (ev.raw) {
     entry.raw = ev.raw;
     entry.app?.toolResult(ev.raw);
+  } else if ("raw" in ev) {  // a call with an app ended without a result: tell the app
+    entry.cancelled = text || "the call ended without a result";
+    entry.app?.toolCancelled(entry.cancelled);
   }
 }
 
@@ -80,8 +83,9 @@ function app(ev, composer) {
   const entry = cards.get(ev.call);
   if (!entry || entry.app) return;
   entry.app = new AppView(ev, { onMessage: composer });
-  entry.body.append(entry.app.frame);
+  entry.body.append(entry.app.el);
   if (entry.raw) entry.app.toolResult(entry.raw);
+  else if (entry.cancelled) entry.app.toolCancelled(entry.cancelled);
 }
 
 // -- questions -----------------------------------------------------------------------
@@ -218,6 +222,7 @@ export function handle(ev, composer) {
     case "result": result(ev); break;
     case "progress": progress(ev); break;
     case "app": app(ev, composer); break;
+    case "app-request": cards.get(ev.call)?.app?.requestSent(ev.request); break;
     case "question": question(ev); break;
     case "answered": answered(ev); break;
     case "note": add(h("div", { class: `note ${ev.level}` }, ev.text)); break;
