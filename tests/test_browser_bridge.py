@@ -93,6 +93,9 @@ async def bridge(
             await expect(browser.locator("body")).to_have_attribute(
                 "data-ready", "true", timeout=WAIT
             )
+            # The app's teardown work is a round trip through the host: on a busy machine it
+            # may take longer than the 3 s a closing card waits by default.
+            web.apps.teardown_wait = scaled(3)
             b = Bridge(browser, web, api)
             await b.say("Show it.")
             yield b

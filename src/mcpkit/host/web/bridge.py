@@ -46,10 +46,14 @@ class AppSession:
 
 
 class AppHost:
-    def __init__(self, hub: EventHub, ui: WebUI, sandbox_origin: str) -> None:
+    def __init__(
+        self, hub: EventHub, ui: WebUI, sandbox_origin: str, teardown_wait: float = 3.0
+    ) -> None:
         self.hub = hub
         self.ui = ui
         self.sandbox_origin = sandbox_origin
+        #: How long a closing card waits for its app's answer to `ui/resource-teardown` (s).
+        self.teardown_wait = teardown_wait
         self.apps: dict[str, AppSession] = {}
         self.fleet: Fleet | None = None
         self.agent: Agent | None = None
@@ -120,6 +124,7 @@ class AppHost:
             permissions=resource.permissions,
             prefersBorder=resource.prefers_border,
             sandbox=f"{self.sandbox_origin}/sandbox/{session.id}",
+            teardownWait=round(self.teardown_wait * 1000),
         )
 
     async def resource(self, link: ServerLink, uri: str) -> AppResource:

@@ -9,7 +9,8 @@ import { api, confirmDialog, h, json, sandboxOrigin, urlBox } from "./dom.js";
 
 const PROTOCOL = "2026-01-26";
 const HOST_INFO = { name: "mcpkit", version: "1" };
-/** How long a closing card waits for the app's answer to `ui/resource-teardown` (ms). */
+/** How long a closing card waits for the app's answer to `ui/resource-teardown` (ms), unless
+ * the host says (`teardownWait` in the app event). */
 const TEARDOWN_WAIT = 3000;
 let requests = 0;
 
@@ -226,7 +227,9 @@ export class AppView {
   async close(reason) {
     if (this.closed) return;
     if (this.initialized) {
-      try { await this.request("ui/resource-teardown", { reason }); } catch { /* no answer: it goes anyway */ }
+      try {
+        await this.request("ui/resource-teardown", { reason }, this.ev.teardownWait ?? TEARDOWN_WAIT);
+      } catch { /* no answer in time: it goes anyway */ }
     }
     this.closed = true;
     this.dispose();
