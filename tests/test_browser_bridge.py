@@ -143,7 +143,25 @@ async def test_tool_cancelled_when_the_call_times_out(tmp_path: Path) -> None:
         assert not await b.app().locator("#log").get_by_text("tool-result").count()
 
 
+async def test_tool_cancelled_when_the_server_dies_before_answering(tmp_path: Path) -> None:
+    """Another reason a call ends without a result: the server is gone. (The app's resource
+    was read by the first call: apps are read once per server.)"""
+    steps = (calls("show_bridge"), calls("crash_bridge"), "The server died.")
+    async with bridge(tmp_path, *steps) as b:
+        await b.connected()
+        (cancelled,) = await b.received("tool-cancelled", call="toolu_1_0")
+        assert cancelled["reason"]
+        assert not await b.app("toolu_1_0").locator("#log").get_by_text("tool-result").count()
+
+
 # -- host context --------------------------------------------------------------------------
+#: In the app's frame: a host-context-changed gave a container narrower than `w`.
+NARROWER = """(w) => document.getElementById("log").textContent.split("\\n")
+  .filter((line) => line.startsWith("host-context-changed "))
+  .map((line) => JSON.parse(line.slice(21)).containerDimensions)
+  .some((c) => c && c.maxWidth < w)"""
+
+
 async def test_host_context_declares_modes_and_changes_with_the_theme(tmp_path: Path) -> None:
     async with bridge(tmp_path, calls("show_bridge", label="t"), "Shown.") as b:
         await b.connected()
@@ -154,6 +172,11 @@ async def test_host_context_declares_modes_and_changes_with_the_theme(tmp_path: 
         await b.page.emulate_media(color_scheme="dark")
         changes = await b.received("host-context-changed")
         assert any(c.get("theme") == "dark" for c in changes), changes
+        # The room the card gives changes with the window: so does the context.
+        await b.page.set_viewport_size({"width": 1000, "height": 900})
+        (frame,) = [f for f in b.page.frames if f.url == "about:srcdoc"]
+        room = context["containerDimensions"]["maxWidth"]
+        await frame.wait_for_function(NARROWER, arg=room, timeout=WAIT)
 
 
 async def test_tool_info_id_is_the_requests_id(tmp_path: Path) -> None:
@@ -163,8 +186,13 @@ async def test_tool_info_id_is_the_requests_id(tmp_path: Path) -> None:
         (context,) = await b.received("initialized")
         info = context["toolInfo"]
         assert info["tool"]["name"] == "show_bridge"
-        assert info["id"] != "toolu_0_0"
-        assert isinstance(info["id"], int | str)
+        sent = [
+            e["message"]
+            for e in b.web.inspector.wire["bridge"]
+            if e["dir"] == "send" and e["message"].get("method") == "tools/call"
+        ]
+        assert [m["params"]["name"] for m in sent] == ["show_bridge"]
+        assert info["id"] == sent[0]["id"] != "toolu_0_0"
 
 
 # -- the end of an app ---------------------------------------------------------------------

@@ -9,14 +9,15 @@ notification and request it receives into `#log`, one line each (`method JSON`),
 buttons send what an app may send: a context update, a teardown request, display mode
 requests and a size. `show_bridge` shows it (declaring inline and full screen), `show_inline`
 the same app declaring the inline mode only, `slow_bridge` never finishes (its deadline ends
-it), `show_worker` an app starting a Worker from a `blob:` URL (as pdf.js does) under a
-declared policy, `show_undeclared` the same without `_meta.ui.csp` (the restrictive
-default blocks the worker).
+it), `crash_bridge` kills the server before it answers, `show_worker` an app starting a
+Worker from a `blob:` URL (as pdf.js does) under a declared policy, `show_undeclared` the
+same without `_meta.ui.csp` (the restrictive default blocks the worker).
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 
 from mcpkit import Server
@@ -133,6 +134,12 @@ async def slow_bridge() -> str:
     """Never finishes (the host's deadline ends it)."""
     await asyncio.sleep(3600)
     return "never"
+
+
+@server.tool(meta={"ui": {"resourceUri": "ui://bridge/recorder"}})
+async def crash_bridge() -> str:
+    """The server dies before answering (the call fails without a result)."""
+    os._exit(3)
 
 
 @server.tool(meta={"ui": {"resourceUri": "ui://bridge/worker"}})
