@@ -14,7 +14,6 @@ from .errors import TransportError as TransportError
 from .inputs import Elicitation as Elicitation
 from .inputs import NoHandler as NoHandler
 from .session import ClientSession as ClientSession
-from .session import sent_ids as sent_ids
 from .target import HttpTarget as HttpTarget
 from .target import StdioTarget as StdioTarget
 from .target import parse_target as parse_target

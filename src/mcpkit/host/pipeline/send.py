@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import contextlib
 
-from ...client import sent_ids
+from ...client.session import sent_ids
 from ..consent import PendingCall
 from ..events import CallProgress, CallSent, EventBus
 from .attempt import NotBack

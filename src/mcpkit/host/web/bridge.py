@@ -107,7 +107,7 @@ class AppHost:
         session = AppSession(secrets.token_hex(12), link.name, tool.raw, call.call_id, resource)
         self.apps[session.id] = session
         request = self._request_ids.pop(call.call_id, None)
-        if request is None:
+        if request is None and call.call_id in self.ui.app_calls:  # not sent yet, nor ended
             self._shown[call.call_id] = session.id
         # For security review (SEP-1865): which app ran under which policy.
         log.info("app %s of %s > %s: CSP %s", uri, link.name, tool.name, resource.policy())

@@ -23,6 +23,7 @@ export class AppView {
     this.initialized = false;
     this.loaded = false;
     this.closed = false;
+    this.closing = false;
     this.result = null;
     this.cancelled = null;
     this.mode = "inline";
@@ -225,7 +226,9 @@ export class AppView {
   // -- the end -----------------------------------------------------------------------
   /** Ask the app to tear down (awaited, up to TEARDOWN_WAIT), then remove its frame. */
   async close(reason) {
-    if (this.closed) return;
+    if (this.closing) return;
+    this.closing = true;
+    for (const button of this.el.querySelectorAll(".app-bar button")) button.disabled = true;
     if (this.initialized) {
       try {
         await this.request("ui/resource-teardown", { reason }, this.ev.teardownWait ?? TEARDOWN_WAIT);

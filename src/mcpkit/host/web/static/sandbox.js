@@ -22,8 +22,10 @@
     // No allow-same-origin: each app gets an opaque origin, apart from the proxy and other
     // apps. Device permissions (camera, microphone, ...) are not delegated.
     inner.setAttribute("sandbox", "allow-scripts allow-forms");
-    // After the doctype, if any (a script before it would put the page in quirks mode).
-    inner.srcdoc = String(params.html || "").replace(/^(\s*<!doctype[^>]*>)?/i, (head) => head + WATCH);
+    // After the doctype and the comments before it, if any (a script before the doctype
+    // would put the page in quirks mode).
+    const html = String(params.html || "");
+    inner.srcdoc = html.replace(/^(\s*(<!--[\s\S]*?-->\s*)*<!doctype[^>]*>)?/i, (head) => head + WATCH);
     document.body.append(inner);
   }
 
