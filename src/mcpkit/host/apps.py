@@ -167,7 +167,9 @@ def content_security_policy(csp: Mapping[str, list[str]] | None) -> str:
     no policy (`csp` None); otherwise the spec's construction from the declared (already
     checked) domains, plus `blob:` for workers and scripts.
 
-    Against the reference host (ext-apps basic-host `csp.ts`), for a declared policy:
+    Against the reference host (ext-apps basic-host `csp.ts`): it gives every app its
+    loosened policy, also one that declares none; we refuse that (the default is a MUST).
+    For a declared policy:
     - copied: `worker-src 'self' blob:` plus the resource domains (pdf.js, and the WebGL
       libraries it names, start workers from `blob:` URLs; without it the viewer stays
       blank), `blob:` in `script-src` (pdf.js's fallback loads the worker code as a module
@@ -178,7 +180,8 @@ def content_security_policy(csp: Mapping[str, list[str]] | None) -> str:
       spec's default is `'none'`), `connect-src 'self'` when no connect domain is declared
       (the spec: "empty or omitted = no external connections"), `base-uri 'none'` (the spec
       says `'self'`), `'wasm-unsafe-eval'` on a `wasmUnsafeEval` flag (not in the
-      2026-01-26 spec), `blob:`/`data:` fonts and styles (no real app needed them).
+      2026-01-26 spec), `blob:`/`data:` in `style-src`, `font-src` and `media-src` (no
+      real app needed them).
     """
     if csp is None:
         return "; ".join(_DEFAULT)
