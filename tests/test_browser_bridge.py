@@ -125,8 +125,10 @@ async def test_without_a_declared_policy_the_default_blocks_and_the_card_says_so
 
     async with bridge(tmp_path, calls("show_undeclared"), "Shown.") as b:
         notice = b.card().locator('[data-role="csp"]')
-        await expect(notice).to_contain_text("blocked by its Content-Security-Policy", timeout=WAIT)
-        await expect(notice).to_contain_text("blob")
+        await expect(notice).to_contain_text(
+            "Blocked by the app's Content-Security-Policy (worker-src): blob: URLs", timeout=WAIT
+        )
+        await expect(notice).to_contain_text("must declare what it loads in _meta.ui.csp")
         await expect(b.app().locator("#out")).not_to_have_text("worker says 42")
 
 

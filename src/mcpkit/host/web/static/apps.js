@@ -138,9 +138,16 @@ export class AppView {
         params: { html: this.ev.html, csp: this.ev.csp || {}, permissions: this.ev.permissions },
       });
     } else if (method === "ui/notifications/sandbox-csp-violation") {
-      // Reported by the sandbox: the card says why the app may stay blank.
-      this.notice("csp", `The app was blocked by its Content-Security-Policy: ${params.directive} refused ` +
-        `${params.blocked || "inline code"}. The server must declare what its app loads in _meta.ui.csp.`);
+      // Reported by the sandbox: the card says why the app may stay blank. (A library probing
+      // for eval is reported too: the advice says what helps and what never will.)
+      const never = ["eval", "wasm-eval", "inline"].includes(params.blocked);
+      // The browser names a scheme alone for blob:, data: and the like.
+      const what = !params.blocked ? "inline code"
+        : !never && /^[a-z-]+$/.test(params.blocked) ? `${params.blocked}: URLs` : params.blocked;
+      const advice = never
+        ? `this host never allows ${what}.`
+        : "if the app stays blank or incomplete, its server must declare what it loads in _meta.ui.csp.";
+      this.notice("csp", `Blocked by the app's Content-Security-Policy (${params.directive}): ${what}; ${advice}`);
     } else if (method === "ui/notifications/initialized") {
       this.initialized = true;
       this.post({ method: "ui/notifications/tool-input", params: { arguments: this.ev.arguments || {} } });
