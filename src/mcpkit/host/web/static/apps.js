@@ -50,7 +50,9 @@ export class AppView {
     this.resized = new ResizeObserver(() => this.roomChanged());
     this.resized.observe(this.el);
     // An unload cannot wait for the app's answer: it is told, and the page goes.
-    this.unload = () => this.request("ui/resource-teardown", { reason: "the page is closing" }).catch(() => {});
+    this.unload = () => {
+      if (this.initialized && !this.closing) this.request("ui/resource-teardown", { reason: "the page is closing" }).catch(() => {});
+    };
     window.addEventListener("pagehide", this.unload);
     this.escape = (e) => { if (e.key === "Escape" && this.mode !== "inline") this.setMode("inline"); };
     document.addEventListener("keydown", this.escape);
