@@ -38,6 +38,7 @@ from mcpkit.host.apps import (
     APP_MIME,
     APPS_CAPABILITY,
     APPS_EXTENSION,
+    AppResource,
     AppResourceError,
     app_resource,
     content_security_policy,
@@ -75,7 +76,9 @@ def test_resource_uri_reads_ui_scheme_and_deprecated_key() -> None:
 
 
 def test_csp_default_is_the_extensions_restrictive_policy() -> None:
-    policy = content_security_policy({})
+    """No `_meta.ui.csp`: the extension's restrictive default, only narrowed (a MUST)."""
+    policy = content_security_policy(declared_domains(None))
+    assert "blob:" not in policy and "worker-src" not in policy and "font-src" not in policy
     for directive in (
         "default-src 'none'",
         "script-src 'self' 'unsafe-inline'",
@@ -104,8 +107,37 @@ def test_csp_adds_only_declared_plain_origins() -> None:
     }
     policy = content_security_policy(declared)
     assert "connect-src https://api.example.com" in policy
-    assert "script-src 'self' 'unsafe-inline' https://*.cdn.example" in policy
     assert "frame-src 'none'" in policy and "unsafe-eval" not in policy
+    # What pdf.js needs to start its worker, and no other scheme for scripts.
+    assert "worker-src 'self' blob: https://*.cdn.example" in policy.split("; ")
+    assert "script-src 'self' 'unsafe-inline' blob: https://*.cdn.example" in policy.split("; ")
+    assert "data:" not in policy.split("script-src")[1].split(";")[0]
+    assert declared_domains({}) == {} and "connect-src 'none'" in content_security_policy({})
+
+
+def test_model_context_keeps_each_apps_last_update_until_the_next_turn() -> None:
+    """`ui/update-model-context`: each update replaces the app's last; the next user message
+    takes them once (SEP-1865); content this host did not declare is refused."""
+    from mcpkit.host.web.bridge import AppHost, AppRefused, AppSession
+
+    hub = EventHub()
+    apps = AppHost(hub, WebUI(hub, Questions(hub)), "http://127.0.0.1:9")
+    resource = AppResource("ui://a", "<p>a</p>")
+    apps.apps["a1"] = AppSession("a1", "shop", {"name": "cart"}, "toolu_1", resource)
+    assert apps.update_context("a1", {"content": [{"type": "text", "text": "old"}]}) == "old"
+    shown = apps.update_context(
+        "a1", {"content": [{"type": "text", "text": "2 items"}], "structuredContent": {"n": 2}}
+    )
+    assert shown == '2 items\n{"n": 2}'
+    with pytest.raises(AppRefused, match="Invalid content format"):
+        apps.update_context("a1", {"content": [{"type": "image", "data": "", "mimeType": "x"}]})
+    with pytest.raises(AppRefused, match="unknown app"):
+        apps.update_context("nope", {})
+    taken = apps.take_context()
+    assert taken == '[Context from the shop app (cart), not the user]\n2 items\n{"n": 2}'
+    assert apps.take_context() == ""  # once
+    apps.update_context("a1", {"content": [{"type": "text", "text": "x"}]})
+    assert apps.update_context("a1", {}) == "" and apps.take_context() == ""  # cleared
 
 
 def test_app_resource_checks_mime_and_decodes_blobs() -> None:
@@ -114,7 +146,7 @@ def test_app_resource_checks_mime_and_decodes_blobs() -> None:
     found = app_resource(
         "ui://a", {"contents": [{"uri": "ui://a", "mimeType": APP_MIME, "blob": blob}]}
     )
-    assert found.html == html and found.policy() == content_security_policy({})
+    assert found.html == html and found.policy() == content_security_policy(None)
     with pytest.raises(AppResourceError, match="MIME type"):
         app_resource(
             "ui://a", {"contents": [{"uri": "ui://a", "mimeType": "text/html", "text": html}]}
@@ -235,7 +267,7 @@ async def test_app_sandbox_serves_the_policy_of_the_resource(web: WebHost) -> No
         async with http.get(f"{web.sandbox_origin}/sandbox/{app.id}") as r:
             assert r.status == 200
             policy = r.headers["Content-Security-Policy"]
-            assert policy.startswith(content_security_policy({}))
+            assert policy.startswith(content_security_policy(None))
             assert f"frame-ancestors http://127.0.0.1:{web.port}" in policy
             assert "Set-Cookie" not in r.headers
         async with http.get(f"{web.sandbox_origin}/sandbox/unknown") as r:

@@ -11,6 +11,7 @@ import asyncio
 import itertools
 import os
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from contextvars import ContextVar
 from types import EllipsisType
 from typing import Any, TypeVar
 
@@ -34,7 +35,12 @@ from .pages import Page, collect, read_page
 from .stdio import StderrMode
 from .transport import NotificationHandler, Transport
 
-__all__ = ["DEFAULT_CLIENT_INFO", "ClientSession", "Trace", "refreshing_tools"]
+__all__ = ["DEFAULT_CLIENT_INFO", "ClientSession", "Trace", "refreshing_tools", "sent_ids"]
+
+#: Who, in this context, wants the JSON-RPC id of each request sent (`(method, id)`): the
+#: host shows an MCP App the id of the `tools/call` that made it (SEP-1865 `toolInfo.id`).
+#: One ContextVar lookup per request; None (the default) costs nothing more.
+sent_ids: ContextVar[Callable[[str, int], None] | None] = ContextVar("sent_ids", default=None)
 
 #: Sees each JSON-RPC message a client sends (`"send"`) or receives (`"recv"`), as a dict.
 Trace = Callable[[str, JSONObject], None]
@@ -139,6 +145,9 @@ class ClientSession(AsyncResource):
         try:
             async with scope:
                 request_id = next(self._ids)
+                heard = sent_ids.get()
+                if heard is not None:
+                    heard(method, request_id)
                 try:
                     response = await (
                         self.transport.request(request_id, method, body)

@@ -7,8 +7,11 @@ the Content-Security-Policy an app's document gets.
   too.
 - `_meta.ui.visibility` (default `["model", "app"]`): a tool without `"model"` never reaches
   the model; a tool without `"app"` is refused to apps. An app calls only its own server.
-- The CSP is the extension's restrictive default plus the domains the resource declares in
-  `_meta.ui.csp`, never more; a declared value that is not a plain origin is dropped.
+- The CSP (`content_security_policy`): exactly the extension's restrictive default where the
+  resource declares no `_meta.ui.csp` (a MUST); where it does, the declared domains (a value
+  that is not a plain origin is dropped) plus workers and scripts from `blob:` (what pdf.js
+  needs to start its worker), never another origin. Each choice, and each way the reference
+  host's policy (ext-apps `examples/basic-host/src/csp.ts`) differs, is commented there.
 """
 
 from __future__ import annotations
@@ -77,8 +80,8 @@ class AppResource:
 
     uri: str
     html: str
-    #: Declared domains, only those that are plain origins.
-    csp: dict[str, list[str]] = field(default_factory=dict)
+    #: Declared domains, only those that are plain origins; None: no `_meta.ui.csp` at all.
+    csp: dict[str, list[str]] | None = None
     #: What it asked for; the host grants none of them.
     permissions: dict[str, Any] = field(default_factory=dict)
     prefers_border: bool | None = None
@@ -126,10 +129,11 @@ def app_resource(uri: str, result: Mapping[str, Any]) -> AppResource:
     )
 
 
-def declared_domains(csp: Any) -> dict[str, list[str]]:
-    """The `_meta.ui.csp` lists, keeping only values that are plain origins."""
+def declared_domains(csp: Any) -> dict[str, list[str]] | None:
+    """The `_meta.ui.csp` lists, keeping only values that are plain origins (None where the
+    resource declares no policy: it gets the restrictive default)."""
     if not isinstance(csp, Mapping):
-        return {}
+        return None
     out: dict[str, list[str]] = {}
     for key in _CSP_KEYS:
         values = csp.get(key)
@@ -140,18 +144,57 @@ def declared_domains(csp: Any) -> dict[str, list[str]]:
     return out
 
 
-def content_security_policy(csp: Mapping[str, list[str]]) -> str:
-    """The policy for an app document: the extension's restrictive default, widened only by
-    the declared (already checked) domains."""
+#: The extension's "Restrictive Default" (SEP-1865 "Host Behavior"), for a resource that
+#: declares no `_meta.ui.csp`: a MUST, so nothing is added to it. What follows only narrows
+#: it (the host MAY further restrict): no plugins, nested frames, `<base>` elsewhere or form
+#: posts. No `font-src` (it falls back to `default-src 'none'`, as in the default).
+_DEFAULT = (
+    "default-src 'none'",
+    "script-src 'self' 'unsafe-inline'",
+    "style-src 'self' 'unsafe-inline'",
+    "img-src 'self' data:",
+    "media-src 'self' data:",
+    "connect-src 'none'",
+    "frame-src 'none'",
+    "object-src 'none'",
+    "base-uri 'self'",
+    "form-action 'none'",
+)
+
+
+def content_security_policy(csp: Mapping[str, list[str]] | None) -> str:
+    """The policy for an app document: the restrictive default where the resource declares
+    no policy (`csp` None); otherwise the spec's construction from the declared (already
+    checked) domains, plus `blob:` for workers and scripts.
+
+    Against the reference host (ext-apps basic-host `csp.ts`): it gives every app its
+    loosened policy, also one that declares none; we refuse that (the default is a MUST).
+    For a declared policy:
+    - copied: `worker-src 'self' blob:` plus the resource domains (pdf.js, and the WebGL
+      libraries it names, start workers from `blob:` URLs; without it the viewer stays
+      blank), `blob:` in `script-src` (pdf.js's fallback loads the worker code as a module
+      from a `blob:` URL) and in `img-src` (rendered pages shown through `blob:` URLs). A
+      `blob:` URL holds only what the app's own code made, so no undeclared origin is let in.
+    - refused: `'unsafe-eval'` (string-to-code; pdf.js runs without it), `data:` scripts (a
+      well-known CSP bypass, which nothing needs), `default-src 'self' 'unsafe-inline'` (the
+      spec's default is `'none'`), `connect-src 'self'` when no connect domain is declared
+      (the spec: "empty or omitted = no external connections"), `base-uri 'none'` (the spec
+      says `'self'`), `'wasm-unsafe-eval'` on a `wasmUnsafeEval` flag (not in the
+      2026-01-26 spec), `blob:`/`data:` in `style-src`, `font-src` and `media-src` (no
+      real app needed them).
+    """
+    if csp is None:
+        return "; ".join(_DEFAULT)
     res = " ".join(csp.get("resourceDomains", []))
     connect = " ".join(csp.get("connectDomains", [])) or "'none'"
     frames = " ".join(csp.get("frameDomains", [])) or "'none'"
     base = " ".join(csp.get("baseUriDomains", [])) or "'self'"
     directives = [
         "default-src 'none'",
-        f"script-src 'self' 'unsafe-inline' {res}",
+        f"script-src 'self' 'unsafe-inline' blob: {res}",
+        f"worker-src 'self' blob: {res}",
         f"style-src 'self' 'unsafe-inline' {res}",
-        f"img-src 'self' data: {res}",
+        f"img-src 'self' data: blob: {res}",
         f"font-src 'self' {res}",
         f"media-src 'self' data: {res}",
         f"connect-src {connect}",

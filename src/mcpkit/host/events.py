@@ -52,6 +52,14 @@ class CallRefused(CallEvent):
 
 
 @dataclass(frozen=True, slots=True)
+class CallSent(CallEvent):
+    """The call's `tools/call` request went to the server with this JSON-RPC id (each
+    attempt's first request; an MCP App is shown it as `toolInfo.id`)."""
+
+    request_id: int
+
+
+@dataclass(frozen=True, slots=True)
 class CallProgress(CallEvent):
     """The server's progress on the call (`notifications/progress`)."""
 
@@ -79,6 +87,7 @@ Event = (
     CallDecided
     | CallAllowed
     | CallRefused
+    | CallSent
     | CallProgress
     | CallFinished
     | AuditRecorded

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import contextlib
 
-from ..events import CallProgress, EventBus
+from ...client.session import sent_ids
+from ..consent import PendingCall
+from ..events import CallProgress, CallSent, EventBus
 from .attempt import NotBack
 from .record import Call, Outcome
 
@@ -29,14 +31,32 @@ class Send:
         # The host's deadline bounds the call (the client's own timeout would cut it short);
         # the link pauses it while the server's questions wait for the user.
         timing = link.timing(clock) if clock is not None else contextlib.nullcontext()
-        with timing:
-            raw = await client.call_tool(
-                tool.name,
-                call.outgoing(),
-                timeout=None,
-                progress=on_progress,
-                idempotency_key=call.key,
-                meta=call.extras.meta or None,
-                headers=call.extras.headers or None,
-            )
+        told = sent_ids.set(_FirstSent(self.bus, pending))
+        try:
+            with timing:
+                raw = await client.call_tool(
+                    tool.name,
+                    call.outgoing(),
+                    timeout=None,
+                    progress=on_progress,
+                    idempotency_key=call.key,
+                    meta=call.extras.meta or None,
+                    headers=call.extras.headers or None,
+                )
+        finally:
+            sent_ids.reset(told)
         return Outcome("tool-error" if raw.is_error else "ok", raw, None, call.key, call.attempt)
+
+
+class _FirstSent:
+    """Publishes the id of a call's first `tools/call` request (not an MRTR round's)."""
+
+    __slots__ = ("bus", "call", "told")
+
+    def __init__(self, bus: EventBus, call: PendingCall) -> None:
+        self.bus, self.call, self.told = bus, call, False
+
+    def __call__(self, method: str, request_id: int) -> None:
+        if method == "tools/call" and not self.told:
+            self.told = True
+            self.bus.publish(CallSent(self.call, request_id))

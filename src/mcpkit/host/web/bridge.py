@@ -8,12 +8,14 @@ Consent is asked once per app instance, in its card, before its frame loads (the
 `Consent.admit_app` decides whether to ask and keeps the answer for the app's calls). A page
 reloaded renders each app again from its stored input and result; the calls the app then makes
 by itself are answered from what they returned the first time (`replay.CallRecord`).
+`ui/update-model-context` is kept (each app's latest only) for the model's next turn.
 """
 
 from __future__ import annotations
 
 import asyncio
 import itertools
+import json
 import logging
 import secrets
 from collections.abc import Awaitable, Callable
@@ -27,7 +29,7 @@ from ..apps import AppResource, AppResourceError, app_resource, for_apps, resour
 from ..connections import Fleet, Target
 from ..conversation import ToolResult
 from ..link import ServerLink
-from ..pipeline import Call, CallAllowed, Event, PendingCall, Ruling
+from ..pipeline import Call, CallAllowed, CallFinished, CallSent, Event, PendingCall, Ruling
 from ..schemas import adapt
 from ..supervision import describe
 from .events import EventHub
@@ -55,10 +57,14 @@ class AppSession:
 
 
 class AppHost:
-    def __init__(self, hub: EventHub, ui: WebUI, sandbox_origin: str) -> None:
+    def __init__(
+        self, hub: EventHub, ui: WebUI, sandbox_origin: str, teardown_wait: float = 3.0
+    ) -> None:
         self.hub = hub
         self.ui = ui
         self.sandbox_origin = sandbox_origin
+        #: How long a closing card waits for its app's answer to `ui/resource-teardown` (s).
+        self.teardown_wait = teardown_wait
         self.apps: dict[str, AppSession] = {}
         self.fleet: Fleet | None = None
         self.agent: Agent | None = None
@@ -70,6 +76,12 @@ class AppHost:
         self.by_hand: Callable[[ServerLink, Tool, dict[str, Any], str], Awaitable[Any]] | None = (
             None
         )
+        #: call id → the JSON-RPC id of its tools/call request (`toolInfo.id`), for calls
+        #: whose app is being fetched; `_shown`: call id → its app, once published.
+        self._request_ids: dict[str, int] = {}
+        self._shown: dict[str, str] = {}
+        #: app id → the context it last gave for the model (`ui/update-model-context`).
+        self.contexts: dict[str, str] = {}
 
     def bind(self, fleet: Fleet, agent: Agent) -> None:
         self.fleet, self.agent = fleet, agent
@@ -78,6 +90,15 @@ class AppHost:
     def _heard(self, event: Event) -> None:
         if isinstance(event, CallAllowed):
             self.allowed(event.call)
+        elif isinstance(event, CallSent) and event.call.call_id in self.ui.app_calls:
+            call_id = event.call.call_id
+            self._request_ids.setdefault(call_id, event.request_id)
+            if call_id in self._shown:  # the app was shown first: tell the page now
+                self.hub.publish(
+                    "app-request", id=self._shown[call_id], call=call_id, request=event.request_id
+                )
+        elif isinstance(event, CallFinished):
+            self._shown.pop(event.call.call_id, None)
 
     # -- rendering ---------------------------------------------------------------------
     def allowed(self, call: PendingCall) -> None:
@@ -96,6 +117,7 @@ class AppHost:
         try:
             shown = await self.open(link, tool, uri, call.call_id, call.arguments)
         except (AppResourceError, MCPError, ClientError) as exc:
+            self._request_ids.pop(call.call_id, None)
             self.ui.warn(f"cannot show the app of {link.name} > {tool.name}: {describe(exc)}")
             return
         ruling = await self._admit(self.apps[shown["id"]], link, call)
@@ -114,6 +136,9 @@ class AppHost:
         resource = await self.resource(link, uri)
         session = AppSession(secrets.token_hex(12), link.name, tool.raw, call_id, resource, origin)
         self.apps[session.id] = session
+        request = self._request_ids.pop(call_id, None)
+        if request is None and call_id in self.ui.app_calls:  # not sent yet, nor ended
+            self._shown[call_id] = session.id
         # For security review (SEP-1865): which app ran under which policy.
         log.info("app %s of %s > %s: CSP %s", uri, link.name, tool.name, resource.policy())
         return {
@@ -127,6 +152,8 @@ class AppHost:
             "permissions": resource.permissions,
             "prefersBorder": resource.prefers_border,
             "sandbox": f"{self.sandbox_origin}/sandbox/{session.id}",
+            "request": request,
+            "teardownWait": round(self.teardown_wait * 1000),
         }
 
     async def _admit(self, session: AppSession, link: ServerLink, call: PendingCall) -> Ruling:
@@ -229,6 +256,44 @@ class AppHost:
             raise AppRefused(exc.message) from None
         except ClientError as exc:
             raise AppRefused(describe(exc)) from None
+
+    def update_context(self, app_id: str, params: dict[str, Any]) -> str:
+        """`ui/update-model-context`: the app's context for the model, replacing what it gave
+        before (SEP-1865: only the last update reaches the model, with the next user message).
+        Returns the text the model will see ("" when the app cleared it)."""
+        app = self.apps.get(app_id)
+        if app is None:
+            raise AppRefused("unknown app")
+        content, structured = params.get("content"), params.get("structuredContent")
+        if content is not None and not (
+            isinstance(content, list) and all(isinstance(b, dict) for b in content)
+        ):
+            raise AppRefused("Invalid content format: content is a list of content blocks")
+        if structured is not None and not isinstance(structured, dict):
+            raise AppRefused("Invalid content format: structuredContent is an object")
+        blocks = content or []
+        if any(b.get("type") != "text" for b in blocks):
+            raise AppRefused("Invalid content format: this host takes text blocks only")
+        parts = [str(b.get("text", "")) for b in blocks]
+        if structured:
+            parts.append(json.dumps(structured, ensure_ascii=False, sort_keys=True))
+        text = "\n".join(p for p in parts if p)
+        if text:
+            self.contexts[app_id] = text
+        else:
+            self.contexts.pop(app_id, None)
+        return text
+
+    def take_context(self) -> str:
+        """What the apps gave for the model since its last turn, once (then cleared)."""
+        parts = []
+        for app_id, text in self.contexts.items():
+            app = self.apps.get(app_id)
+            if app is not None:
+                name = app.tool.get("name", "?")
+                parts.append(f"[Context from the {app.server} app ({name}), not the user]\n{text}")
+        self.contexts.clear()
+        return "\n\n".join(parts)
 
     def _app(self, app_id: str) -> tuple[AppSession, ServerLink]:
         app = self.apps.get(app_id)

@@ -252,7 +252,8 @@ class UIApp:
 
     # -- MCP Apps ----------------------------------------------------------------------
     async def app_rpc(self, request: Request, args: dict[str, str]) -> Any:
-        """A request an app sent through the page's bridge: tools/call or resources/read."""
+        """A request an app sent through the page's bridge: tools/call, resources/read or
+        ui/update-model-context (kept here for the model's next turn)."""
         body = await request.json()
         if not isinstance(body, dict):
             raise HTTPError(400, "expected {method, params}")
@@ -271,6 +272,8 @@ class UIApp:
                 result = await while_connected(request, call)
             elif body.get("method") == "resources/read":
                 result = await apps.read_resource(args["name"], params.get("uri"))
+            elif body.get("method") == "ui/update-model-context":
+                result = {"shown": apps.update_context(args["name"], params)}
             else:
                 return {
                     "error": {

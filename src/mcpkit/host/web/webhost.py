@@ -18,6 +18,7 @@ from typing import Any
 from ..agent import Agent
 from ..apps import APPS_CAPABILITY, APPS_EXTENSION, for_model
 from ..config import HostConfig
+from ..conversation import UserMessage
 from ..link import ClientFeatures
 from ..models.base import ModelAdapter
 from ..pipeline import AuditRecorded, ConsentPolicy, Event, for_inspector, read_audit
@@ -193,7 +194,12 @@ class WebHost:
         assert self.agent is not None
         self.hub.publish("turn", state="running")
         try:
-            await self.agent.ask(text)
+            # The apps' context updates go with the user's next message (SEP-1865).
+            context = self.apps.take_context()
+            if context:
+                await self.agent.send([UserMessage(f"{context}\n\n{text}")], text)
+            else:
+                await self.agent.ask(text)
         except asyncio.CancelledError:
             raise
         except Exception as exc:

@@ -7,7 +7,7 @@ import { schemaForm } from "./forms.js";
 import { resultView } from "./results.js";
 
 const messages = document.getElementById("messages");
-const cards = new Map();      // call id → {el, body, progress, app, raw}
+const cards = new Map();      // call id → {el, body, progress, app, raw, cancelled}
 const questions = new Map();  // question id → element
 let formCount = 0;
 
@@ -53,6 +53,9 @@ function result(ev) {
   if (ev.raw) {
     entry.raw = ev.raw;
     entry.app?.toolResult(ev.raw);
+  } else if ("raw" in ev) {  // a call with an app ended without a result: tell the app
+    entry.cancelled = text || "the call ended without a result";
+    entry.app?.toolCancelled(entry.cancelled);
   }
 }
 
@@ -76,8 +79,9 @@ function app(ev, composer) {
     entry.body.append(h("div", { class: "muted small", dataset: { role: "app-calls" } },
       `This app may not call tools of ${ev.server} (${ev.callsBy === "user" ? "you denied it" : "the consent rules"}).`));
   }
-  entry.body.append(entry.app.frame);
+  entry.body.append(entry.app.el);
   if (entry.raw) entry.app.toolResult(entry.raw);
+  else if (entry.cancelled) entry.app.toolCancelled(entry.cancelled);
 }
 
 // -- questions -----------------------------------------------------------------------
@@ -253,6 +257,7 @@ export function handle(ev, composer) {
     case "result": result(ev); break;
     case "progress": progress(ev); break;
     case "app": app(ev, composer); break;
+    case "app-request": cards.get(ev.call)?.app?.requestSent(ev.request); break;
     case "question": question(ev); break;
     case "answered": answered(ev); break;
     case "note": add(h("div", { class: `note ${ev.level}` }, ev.text)); break;

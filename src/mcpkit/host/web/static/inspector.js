@@ -135,7 +135,7 @@ function appView(answer, out) {
   const view = new AppView(answer.app, { onMessage: (text) => { said.textContent = `The app asks to send the model: ${text}`; } });
   shown.add(view);
   view.toolResult(answer.result);
-  return h("div", { class: "inspect-app", dataset: { role: "app" } }, view.frame, said);
+  return h("div", { class: "inspect-app", dataset: { role: "app" } }, view.el, said);
 }
 
 async function send(method, params, out, match) {
