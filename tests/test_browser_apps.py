@@ -263,16 +263,7 @@ EXAMPLES = [
         segments,
         "app-segmentation.png",
     ),
-    pytest.param(
-        Example("pdf", "mcp-pdf-server", "display_pdf", pdf, "app-pdf.png"),
-        marks=pytest.mark.xfail(
-            strict=True,
-            reason="the viewer's pdf.js loads its worker code from a data: URL (inside a blob:"
-            " worker, or in the page as its fallback): the frame's CSP needs blob: workers and"
-            " data: in script-src, and ui/update-model-context answered; s2-bridge's part"
-            " (host/apps.py, apps.js), not merged here",
-        ),
-    ),
+    Example("pdf", "mcp-pdf-server", "display_pdf", pdf, "app-pdf.png"),
 ]
 
 

@@ -141,7 +141,7 @@ async def test_tool_cancelled_when_the_call_times_out(tmp_path: Path) -> None:
     ) as b:
         (cancelled,) = await b.received("tool-cancelled")
         shown = await b.card().locator('[data-role="result"]').text_content()
-        assert cancelled["reason"] and cancelled["reason"] == (shown or "").strip()
+        assert cancelled["reason"] and cancelled["reason"] in (shown or "")
         assert not await b.app().locator("#log").get_by_text("tool-result").count()
 
 
@@ -175,7 +175,7 @@ async def test_host_context_declares_modes_and_changes_with_the_theme(tmp_path: 
         changes = await b.received("host-context-changed")
         assert any(c.get("theme") == "dark" for c in changes), changes
         # The room the card gives changes with the window: so does the context.
-        await b.page.set_viewport_size({"width": 1000, "height": 900})
+        await b.page.set_viewport_size({"width": 800, "height": 900})
         (frame,) = [f for f in b.page.frames if f.url == "about:srcdoc"]
         room = context["containerDimensions"]["maxWidth"]
         await frame.wait_for_function(NARROWER, arg=room, timeout=WAIT)

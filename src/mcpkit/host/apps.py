@@ -9,8 +9,8 @@ the Content-Security-Policy an app's document gets.
   the model; a tool without `"app"` is refused to apps. An app calls only its own server.
 - The CSP (`content_security_policy`): exactly the extension's restrictive default where the
   resource declares no `_meta.ui.csp` (a MUST); where it does, the declared domains (a value
-  that is not a plain origin is dropped) plus workers and scripts from `blob:` (what pdf.js
-  needs to start its worker), never another origin. Each choice, and each way the reference
+  that is not a plain origin is dropped) plus workers and scripts from `blob:` and scripts
+  from `data:` (what pdf.js needs to start its worker), never another origin. Each choice, and each way the reference
   host's policy (ext-apps `examples/basic-host/src/csp.ts`) differs, is commented there.
 """
 
@@ -175,8 +175,12 @@ def content_security_policy(csp: Mapping[str, list[str]] | None) -> str:
       blank), `blob:` in `script-src` (pdf.js's fallback loads the worker code as a module
       from a `blob:` URL) and in `img-src` (rendered pages shown through `blob:` URLs). A
       `blob:` URL holds only what the app's own code made, so no undeclared origin is let in.
-    - refused: `'unsafe-eval'` (string-to-code; pdf.js runs without it), `data:` scripts (a
-      well-known CSP bypass, which nothing needs), `default-src 'self' 'unsafe-inline'` (the
+    - added (not in the reference host): `data:` in `script-src`. The official PDF viewer's
+      pdf.js loads its worker code from a `data:text/javascript` URL (inside its `blob:`
+      worker, or in the page as its fallback) and stays blank without it. It gives the
+      document no power it lacks: `'unsafe-inline'` (the spec's own) already runs any code
+      written into the document, and a `data:` URL holds only what that code wrote.
+    - refused: `'unsafe-eval'` (string-to-code; pdf.js runs without it), `default-src 'self' 'unsafe-inline'` (the
       spec's default is `'none'`), `connect-src 'self'` when no connect domain is declared
       (the spec: "empty or omitted = no external connections"), `base-uri 'none'` (the spec
       says `'self'`), `'wasm-unsafe-eval'` on a `wasmUnsafeEval` flag (not in the
@@ -191,7 +195,7 @@ def content_security_policy(csp: Mapping[str, list[str]] | None) -> str:
     base = " ".join(csp.get("baseUriDomains", [])) or "'self'"
     directives = [
         "default-src 'none'",
-        f"script-src 'self' 'unsafe-inline' blob: {res}",
+        f"script-src 'self' 'unsafe-inline' blob: data: {res}",
         f"worker-src 'self' blob: {res}",
         f"style-src 'self' 'unsafe-inline' {res}",
         f"img-src 'self' data: blob: {res}",

@@ -54,6 +54,7 @@ function result(ev) {
     entry.raw = ev.raw;
     entry.app?.toolResult(ev.raw);
   } else if ("raw" in ev) {  // a call with an app ended without a result: tell the app
+    const text = (ev.content || []).filter((b) => b.type === "text").map((b) => b.text).join("\n");
     entry.cancelled = text || "the call ended without a result";
     entry.app?.toolCancelled(entry.cancelled);
   }
