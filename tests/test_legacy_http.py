@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from legacy_support import V25, SessionClient, init_message, session
-from support import AsgiClient, rpc, scaled
+from legacy_support import V25, Conn, SessionClient, init_message, session
+from support import AsgiClient, Receive, asgi_scope, rpc, scaled
 
 ALL_CAPS = {"sampling": {}, "elicitation": {}, "roots": {}}
 
@@ -340,3 +340,14 @@ async def test_concurrent_posts_on_one_session(app: Any) -> None:
             *(client.request("tools/list", id=1000 + i) for i in range(3))
         )
         assert [r["id"] for r in replies] == [1000, 1001, 1002]
+
+
+async def test_a_last_event_id_that_is_not_ascii_digits_is_refused(app: Any) -> None:
+    """`Last-Event-ID: 0-\\xb2` (`²`, a digit to `str.isdigit` but not to `int`) is an id the
+    server never handed out: 400 like any other, not a crash of the GET."""
+    async with session(app) as client:
+        scope = asgi_scope("GET", "/mcp", client.headers(), 0)
+        scope["headers"].append((b"last-event-id", b"0-\xb2"))
+        conn = Conn("GET")
+        await asyncio.wait_for(app(scope, Receive(b""), conn.send), scaled(5))
+        assert conn.status == 400 and "Last-Event-ID" in conn.json["error"]["message"]
