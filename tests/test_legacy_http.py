@@ -321,6 +321,24 @@ async def test_resume_after_disconnect_with_last_event_id(app: Any) -> None:
         assert bad.status == 400
 
 
+async def test_a_resumed_stream_stops_the_connection_that_carried_it(app: Any) -> None:
+    """A GET with `Last-Event-ID` while the stream's first connection is still open takes the
+    stream over: the old connection ends at once (not at its next keep-alive, 15 s), and the
+    response goes out on the new one only, not on both."""
+    async with session(app, ALL_CAPS) as client:
+        old = await client.open(call("test_elicitation", {"message": "?"}))
+        assert (await old.next()) is not None  # priming
+        question = await old.next()
+        assert question is not None and question.data is not None
+        resumed = await client.open(
+            None, http_method="GET", headers=client.headers(last_event_id=question.id)
+        )
+        assert await old.next() is None  # ended by the takeover, with nothing more on it
+        await answer(client, question.data, {"action": "decline"})
+        final = await resumed.next_message()
+        assert final["result"]["content"][0]["text"].startswith("User response: action=decline")
+
+
 async def test_tool_may_close_its_stream_for_polling(app: Any) -> None:
     async with session(app) as client:
         conn = await client.open(call("test_reconnection"))
