@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from legacy_support import V25, SessionClient, init_message, session
-from support import AsgiClient, rpc, scaled
+from legacy_support import V25, Conn, SessionClient, init_message, session
+from support import AsgiClient, Receive, asgi_scope, rpc, scaled
 
 ALL_CAPS = {"sampling": {}, "elicitation": {}, "roots": {}}
 
@@ -321,6 +321,24 @@ async def test_resume_after_disconnect_with_last_event_id(app: Any) -> None:
         assert bad.status == 400
 
 
+async def test_a_resumed_stream_stops_the_connection_that_carried_it(app: Any) -> None:
+    """A GET with `Last-Event-ID` while the stream's first connection is still open takes the
+    stream over: the old connection ends at once (not at its next keep-alive, 15 s), and the
+    response goes out on the new one only, not on both."""
+    async with session(app, ALL_CAPS) as client:
+        old = await client.open(call("test_elicitation", {"message": "?"}))
+        assert (await old.next()) is not None  # priming
+        question = await old.next()
+        assert question is not None and question.data is not None
+        resumed = await client.open(
+            None, http_method="GET", headers=client.headers(last_event_id=question.id)
+        )
+        assert await old.next() is None  # ended by the takeover, with nothing more on it
+        await answer(client, question.data, {"action": "decline"})
+        final = await resumed.next_message()
+        assert final["result"]["content"][0]["text"].startswith("User response: action=decline")
+
+
 async def test_tool_may_close_its_stream_for_polling(app: Any) -> None:
     async with session(app) as client:
         conn = await client.open(call("test_reconnection"))
@@ -340,3 +358,14 @@ async def test_concurrent_posts_on_one_session(app: Any) -> None:
             *(client.request("tools/list", id=1000 + i) for i in range(3))
         )
         assert [r["id"] for r in replies] == [1000, 1001, 1002]
+
+
+async def test_a_last_event_id_that_is_not_ascii_digits_is_refused(app: Any) -> None:
+    """`Last-Event-ID: 0-\\xb2` (`²`, a digit to `str.isdigit` but not to `int`) is an id the
+    server never handed out: 400 like any other, not a crash of the GET."""
+    async with session(app) as client:
+        scope = asgi_scope("GET", "/mcp", client.headers(), 0)
+        scope["headers"].append((b"last-event-id", b"0-\xb2"))
+        conn = Conn("GET")
+        await asyncio.wait_for(app(scope, Receive(b""), conn.send), scaled(5))
+        assert conn.status == 400 and "Last-Event-ID" in conn.json["error"]["message"]

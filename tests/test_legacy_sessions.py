@@ -189,3 +189,41 @@ async def test_readme_session_options_and_modern_only_refusal() -> None:
         assert "dual-era" in str(exc)
     else:
         raise AssertionError("session options on a modern-only server must be refused")
+
+
+async def test_a_session_refuses_requests_past_its_in_flight_cap_and_takes_them_after() -> None:
+    """The cap is the session core's (`LegacySession.max_in_flight`, 128 over HTTP): the
+    request past it is answered 503 with its id, nothing of it started; once the requests in
+    flight end, the session takes new ones."""
+    app = make_app(Clock())
+    release = asyncio.Event()
+
+    @app.server.tool()
+    async def hold(ctx: Context) -> str:
+        """Says it started, then waits for the test."""
+        await ctx.info("started")
+        await release.wait()
+        return "held"
+
+    client = SessionClient(app)
+    await client.initialize()
+    cap = app.sessions.get(client.session_id).core.max_in_flight
+    assert cap == 128
+    held = []
+    with not_recorded():
+        for i in range(cap):
+            conn = await client.open(
+                {"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {"name": "hold"}}
+            )
+            assert (await conn.next_message())["method"] == "notifications/message"
+            held.append(conn)
+    refused = await client.call(
+        {"jsonrpc": "2.0", "id": "over", "method": "tools/call", "params": {"name": "hold"}}
+    )
+    assert refused.status == 503 and refused.json["id"] == "over"
+    assert "in flight" in refused.json["error"]["message"]
+    release.set()
+    for conn in held:
+        assert (await conn.next_message())["result"]["content"][0]["text"] == "held"
+    assert (await client.request("tools/call", {"name": "hold"}, id="after"))["result"]
+    app.legacy.close()

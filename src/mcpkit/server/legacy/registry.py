@@ -16,7 +16,8 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Generic, Protocol, TypeVar
 
-from ...protocol.errors import SessionLimitReached
+from ...protocol.errors import SessionLimitReached, SessionNotFound
+from ..ownership import Owner, owned
 
 log = logging.getLogger("mcpkit.legacy")
 
@@ -27,6 +28,11 @@ DEFAULT_MAX_SESSIONS = 10_000
 class Reapable(Protocol):
     id: str
     last_active: float
+
+    @property
+    def owner(self) -> Owner:
+        """Who opened the session (`ownership`): only the same caller may use it."""
+        ...
 
     def busy(self) -> bool:
         """True while a connection is attached (an open stream is activity, not idleness)."""
@@ -103,6 +109,14 @@ class SessionRegistry(Generic[S]):
 
     def get(self, session_id: str) -> S | None:
         return self._sessions.get(session_id)
+
+    def lookup(self, session_id: str) -> S:
+        """The caller's live session; SessionNotFound (404: initialize again) for an unknown
+        id and for another caller's session alike, which is not revealed to exist."""
+        session = self._sessions.get(session_id)
+        if session is None or not owned(session.owner):
+            raise SessionNotFound()
+        return session
 
     def touch(self, session: S) -> None:
         session.last_active = self.clock()

@@ -23,6 +23,7 @@ from ...protocol.errors import (
     InvalidRequest,
     MCPError,
     MethodNotFound,
+    TooManyInFlight,
     error_from_wire,
 )
 from ...protocol.jsonrpc import (
@@ -36,6 +37,7 @@ from ...protocol.jsonrpc import (
 from ...protocol.meta import RequestMeta
 from ...protocol.versions import LEGACY_LATEST, LEGACY_VERSIONS, PROGRESS_TOKEN
 from .. import methods
+from ..ownership import current_owner
 from ..session_core import InFlight
 from ..subscriptions import RESOURCE_UPDATED
 from .inputs import LegacyInputs
@@ -75,10 +77,18 @@ class LegacySession:
     """State of one session. Not thread-safe: used from the event loop only."""
 
     def __init__(
-        self, server: Server, session_id: str, *, request_timeout: float | None = 600.0
+        self,
+        server: Server,
+        session_id: str,
+        *,
+        request_timeout: float | None = 600.0,
+        max_in_flight: int | None = None,
     ) -> None:
         self.server = server
         self.id = session_id
+        #: Who opened the session: only the same caller may use it (`ownership`).
+        self.owner = current_owner()
+        self.max_in_flight = max_in_flight
         self.request_timeout = request_timeout
         self.version = LEGACY_LATEST
         self.client_capabilities: dict[str, Any] = {}
@@ -153,9 +163,12 @@ class LegacySession:
     # -- client → server ------------------------------------------------------------------------
     def start(self, request: ServerRequest) -> None:
         """Run one admitted request in its own task, owned by the session (disconnect is not
-        cancel). Its messages go to `request.outbox`."""
+        cancel). Its messages go to `request.outbox`. TooManyInFlight past `max_in_flight`
+        (nothing started; the transport answers it)."""
         outbox = request.outbox
         assert outbox is not None, "a session request carries its outbox"
+        if self.max_in_flight is not None and len(self.tasks) >= self.max_in_flight:
+            raise TooManyInFlight()
         if self.in_flight.in_use(request.id):
             outbox.finish(
                 encode_error(request.id, InvalidRequest("Invalid request: id already in use"))

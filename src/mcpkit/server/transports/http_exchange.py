@@ -13,8 +13,8 @@ from ..admission import MirroredHeaders
 from .asgi import SSE_HEADERS, Receive, Send, send_json
 
 if TYPE_CHECKING:
+    from ..legacy.replay import ReplayStream
     from .legacy_http import HttpSession
-    from .legacy_streams import EventStream
 
 
 class Exchange:
@@ -40,7 +40,7 @@ class Exchange:
         self.receive = receive
         self.send = send
         self.session: HttpSession | None = None
-        self.stream: EventStream | None = None
+        self.stream: ReplayStream | None = None
         self.streaming = False
         host = ctype = None
         origin = session_id = authorization = last_event_id = None
@@ -84,7 +84,7 @@ class Exchange:
     def attach(self, session: HttpSession) -> None:
         """The request belongs to this 2025-11-25 session: it answers on the next stream."""
         self.session = session
-        self.stream = session.next_stream()
+        self.stream = session.replay.next_stream()
 
     async def emit(self, method: str, params: dict[str, Any]) -> None:
         if not self.streaming:

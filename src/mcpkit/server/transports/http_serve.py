@@ -115,6 +115,9 @@ def _config(app: StreamableHTTPApp, settings: Settings, log_level: str, **option
         # JSON logs: uvicorn's records go through the root logger's JSON handler too.
         log_config=None if settings.log_format == "json" else uvicorn.config.LOGGING_CONFIG,
         lifespan="on",
+        # MCP has no WebSocket transport: without this uvicorn loads `websockets` (about
+        # 2.4 MB resident) into every server. An Upgrade request is served as plain HTTP.
+        ws="none",
         loop=_loop_impl(),
         timeout_graceful_shutdown=1,  # after the drain (see _Stopping.drain)
         **options,

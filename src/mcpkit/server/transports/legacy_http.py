@@ -23,79 +23,54 @@ from ...protocol.errors import (
     InvalidRequest,
     MCPError,
     ServerBusy,
-    SessionNotFound,
     TooManyInFlight,
 )
 from ...protocol.jsonrpc import encode_error, encode_result
 from ...protocol.versions import LEGACY_VERSIONS
 from ..admission import OpenSession, ServerRequest
 from ..legacy.registry import DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_SESSIONS, SessionRegistry
+from ..legacy.replay import Replay, ReplayStream
 from ..legacy.session import LegacySession
-from ..ownership import current_owner, owned
+from ..ownership import Owner
 from .asgi import Receive, Send, cancel_on_disconnect, error_headers, send_json
 from .http_exchange import accepted
-from .legacy_streams import EventStream, parse_event_id
+from .legacy_streams import open_sse, pump, started
 
 if TYPE_CHECKING:
     from ..server import Server
 
 
-#: Finished streams kept per session for late resumption; requests in flight per session.
-MAX_STREAMS = 64
+#: Requests in flight per session.
 MAX_IN_FLIGHT = 128
 
 
 class HttpSession:
-    """A `LegacySession` plus what HTTP adds: its SSE streams and attached connections."""
+    """A `LegacySession` plus what HTTP adds: its resumable streams (`Replay`, the core's) and
+    the connections attached to them."""
 
     def __init__(self, core: LegacySession, keep: int) -> None:
         self.core = core
         self.id = core.id
         self.last_active = 0.0
         self.connections = 0
-        self.keep = keep
-        self.streams: dict[int, EventStream] = {}
-        self.standalone: EventStream | None = None
-        self._next = 0
-        #: Who opened the session: only the same caller may use it (`ownership`).
-        self.owner = current_owner()
+        self.replay = Replay(keep)
+
+    @property
+    def owner(self) -> Owner:
+        return self.core.owner
 
     def busy(self) -> bool:
         return self.connections > 0
 
     def close(self) -> None:
         self.core.close()
-        for stream in self.streams.values():
-            stream.close()
-        self.streams.clear()
-        if self.standalone is not None:
-            self.standalone.close()
-            self.standalone = None
+        self.replay.close()
 
-    def next_stream(self) -> EventStream:
-        """The stream a POST's answer would go on; kept once a request is admitted."""
-        self._next += 1
-        return EventStream(self._next, self.keep)
-
-    def keep_stream(self, stream: EventStream) -> None:
-        self.streams[stream.number] = stream
-        if len(self.streams) > MAX_STREAMS:
-            for number in [n for n, s in self.streams.items() if s.done][: -MAX_STREAMS // 2]:
-                del self.streams[number]
-
-    def open_standalone(self) -> EventStream:
-        if self.standalone is None:
-            self.standalone = EventStream(0, self.keep)
-            self.core.notify_outbox = self.standalone
-        return self.standalone
-
-    def find(self, last_event_id: str) -> tuple[EventStream, int] | None:
-        parsed = parse_event_id(last_event_id)
-        if parsed is None:
-            return None
-        number, seq = parsed
-        stream = self.standalone if number == 0 else self.streams.get(number)
-        return None if stream is None else (stream, seq)
+    def open_standalone(self) -> ReplayStream:
+        """The GET stream, which carries the session's own messages (list changes, updates)."""
+        stream = self.replay.open_standalone()
+        self.core.notify_outbox = stream
+        return stream
 
 
 class LegacyHTTP:
@@ -142,7 +117,10 @@ class LegacyHTTP:
                 )
             self.sessions.reserve()
             core = LegacySession(
-                self.server, self.sessions.new_id(), request_timeout=self.request_timeout
+                self.server,
+                self.sessions.new_id(),
+                request_timeout=self.request_timeout,
+                max_in_flight=MAX_IN_FLIGHT,
             )
             result = core.initialize(admitted.params)
         except MCPError as exc:
@@ -164,9 +142,7 @@ class LegacyHTTP:
     def lookup(self, session_id: str, version: str | None) -> HttpSession:
         """The caller's live session (POST, GET and DELETE alike); another caller's session
         is as unknown as a missing one (404, no hint that it exists)."""
-        session = self.sessions.get(session_id)
-        if session is None or not owned(session.owner):
-            raise SessionNotFound()
+        session = self.sessions.lookup(session_id)
         if version is not None and version not in LEGACY_VERSIONS:
             # 2025-11-25 transports > Protocol Version Header: unsupported → 400.
             raise InvalidRequest(
@@ -180,16 +156,17 @@ class LegacyHTTP:
         self,
         session: HttpSession,
         request: ServerRequest,
-        stream: EventStream,
+        stream: ReplayStream,
         receive: Receive,
         send: Send,
     ) -> None:
         """An admitted request on `stream` (its outbox): plain JSON when it answers at once,
         else an SSE stream the client may resume."""
-        if len(session.core.tasks) >= MAX_IN_FLIGHT:
-            await _error(send, TooManyInFlight(), request.id)
+        try:
+            session.core.start(request)
+        except TooManyInFlight as exc:
+            await _error(send, exc, request.id)
             return
-        session.core.start(request)
         # The request's task was scheduled before this one resumes: a handler that answers
         # without suspending has answered by then. Plain JSON, and no stream or watcher.
         await asyncio.sleep(0)
@@ -200,14 +177,14 @@ class LegacyHTTP:
             return
         # Kept from now on, for a GET to resume (nothing of it was sent before: no client
         # can have asked for it yet).
-        session.keep_stream(stream)
+        session.replay.hold(stream)
         await self._attach(session, stream, 0, receive, send, first=True)
 
     async def get(
         self, session: HttpSession, last_event_id: str | None, receive: Receive, send: Send
     ) -> None:
         if last_event_id is not None:
-            found = session.find(last_event_id)
+            found = session.replay.find(last_event_id)
             if found is None:
                 await _error(send, InvalidRequest("Bad Request: unknown or expired Last-Event-ID"))
                 return
@@ -227,7 +204,7 @@ class LegacyHTTP:
     async def _attach(
         self,
         session: HttpSession,
-        stream: EventStream,
+        stream: ReplayStream,
         after: int,
         receive: Receive,
         send: Send,
@@ -236,35 +213,34 @@ class LegacyHTTP:
     ) -> None:
         """Carry `stream` on this connection until it ends, is released or is taken over."""
         owner = object()
-        stream.owner = owner
+        stream.take(owner)
         session.connections += 1
         task = asyncio.current_task()
         assert task is not None
         watcher = asyncio.get_running_loop().create_task(cancel_on_disconnect(receive, task))
         try:
             if first:
-                await stream.started()
+                await started(stream)
                 body = stream.only_response
                 if body is not None:  # nothing before the response: plain JSON
-                    session.streams.pop(stream.number, None)
+                    session.replay.forget(stream)
                     await send_json(send, 200, body)
                     return
-                if stream.done and stream.seq == 0:  # cancelled before anything was sent
-                    session.streams.pop(stream.number, None)
+                if stream.cancelled_silently:  # cancelled before anything was sent
+                    session.replay.forget(stream)
                     await accepted(send)
                     return
-            await stream.open(send, after, self.retry_ms)
-            last = await stream.pump(send, after, owner, self.keepalive_interval)
-            if stream.done and last == stream.seq and stream.number:
-                session.streams.pop(stream.number, None)  # delivered: nothing left to resume
+            await open_sse(stream, send, after, self.retry_ms)
+            last = await pump(stream, send, after, owner, self.keepalive_interval)
+            if stream.delivered(last):
+                session.replay.forget(stream)  # nothing left to resume
         except asyncio.CancelledError:
             if watcher.done() and not watcher.cancelled():
                 task.uncancel()  # the client went away; the request goes on (not a cancel)
                 return
             raise
         finally:
-            if stream.owner is owner:
-                stream.owner = None
+            stream.let_go(owner)
             session.connections -= 1
             self.sessions.touch(session)
             if not watcher.done():
@@ -276,8 +252,7 @@ class LegacyHTTP:
         flight go on."""
         self.draining = True
         for session in self.sessions:
-            if session.standalone is not None:
-                session.standalone.close()
+            session.replay.end_standalone()
 
     def in_flight(self) -> int:
         """Requests being answered, over all sessions."""

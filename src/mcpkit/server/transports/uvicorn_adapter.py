@@ -8,7 +8,7 @@ protocol, head limits off, and says so in one line). What it relies on:
 - `uvicorn.protocols.http.httptools_impl.HttpToolsProtocol` (private): subclassed by
   `LimitedHttpToolsProtocol` for the request-head limits and the connection cap of
   `http_limits` (its `cycle`, `headers`, `url`, `pipeline`, `flow`, `server_state`,
-  `timeout_keep_alive`, `_start_asgi_task`);
+  `timeout_keep_alive`, `_start_asgi_task`, `_unsupported_upgrade_warning`);
 - `uvicorn.Server`: `DrainingServer` overrides `startup`, `shutdown` and `handle_exit` to
   drain before uvicorn closes (the drain itself is the caller's, through `Lifecycle`), and
   reads `servers` and `server_state.connections`; `NotifyingServer` (the web UI's) overrides
@@ -24,12 +24,11 @@ import logging
 import os
 import signal
 import socket
+import sys
 from collections.abc import Callable
-from importlib.metadata import version
 from typing import Any, ClassVar, Protocol
 
 import uvicorn
-from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from ...protocol.errors import InvalidRequest, MCPError, ServerBusy
@@ -45,9 +44,12 @@ _BASE = HttpToolsProtocol
 
 
 def uvicorn_version() -> tuple[int, ...]:
-    """The installed uvicorn's version, its numeric leading parts (0.54.0 -> (0, 54, 0))."""
+    """The installed uvicorn's version, its numeric leading parts (0.54.0 -> (0, 54, 0)).
+
+    Read from `uvicorn.__version__`, not `importlib.metadata` (which loads the `email`
+    parsers, about 0.3 MB, into every HTTP server for one string)."""
     parts = []
-    for part in version("uvicorn").split("."):
+    for part in uvicorn.__version__.split("."):
         if not part.isdigit():
             break
         parts.append(int(part))
@@ -161,6 +163,12 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
         _BASE.on_headers_complete(self)
         if self.draining:
             self.cycle.keep_alive = False
+
+    def _unsupported_upgrade_warning(self) -> None:
+        """uvicorn's two warnings for an Upgrade request (one of them telling the operator to
+        install a WebSocket library) would mislead: the server runs with `ws="none"` on
+        purpose, and the request is served as plain HTTP. One debug line instead."""
+        log.debug("an Upgrade request is served as plain HTTP (MCP has no WebSocket transport)")
 
     def on_response_complete(self) -> None:
         """As uvicorn's, but an idle connection is left for the sweep to close after the
@@ -347,12 +355,9 @@ class DrainingServer(uvicorn.Server):
         protocol = self.protocol
         if protocol is not None:
             protocol.draining = True  # the next request on an open connection closes it
+        kinds = _protocol_classes()
         for connection in list(self.server_state.connections):
-            cycle = (
-                connection.cycle
-                if isinstance(connection, HttpToolsProtocol | H11Protocol)
-                else None
-            )
+            cycle = connection.cycle if isinstance(connection, kinds) else None
             if cycle is not None and not cycle.response_complete:
                 cycle.keep_alive = False
             elif protocol is None:
@@ -373,3 +378,14 @@ class NotifyingServer(uvicorn.Server):
         super().handle_exit(sig, frame)
         # A signal handler: the loop runs the callback at its next turn.
         self._loop.call_soon_threadsafe(self._on_exit)
+
+
+def _protocol_classes() -> tuple[type[Any], ...]:
+    """uvicorn's HTTP protocol classes that connections of this process can be. h11's is
+    counted only when uvicorn loaded it (it serves with h11 only when httptools is missing or
+    this adapter is out of range): importing it for an `isinstance` would load h11, about
+    0.5 MB, into every server."""
+    h11_impl = sys.modules.get("uvicorn.protocols.http.h11_impl")
+    if h11_impl is None:
+        return (HttpToolsProtocol,)
+    return (HttpToolsProtocol, h11_impl.H11Protocol)
