@@ -14,17 +14,9 @@ from typing import Annotated, Any
 
 import typer
 
+from .client_commands import TargetArg
 from .errors import CLIError
 from .host import AllowOpt, ModelOpt
-
-DevTarget = Annotated[
-    str | None,
-    typer.Argument(
-        metavar="TARGET",
-        help="Server file (server.py[:OBJ]), URL, or command (one quoted string, or after --).",
-        show_default=False,
-    ),
-]
 
 
 def dev_server(target: str | None, tail: list[str] | None) -> tuple[dict[str, Any], Path | None]:
@@ -73,7 +65,7 @@ def _name(text: str) -> str:
 
 def dev(
     ctx: typer.Context,
-    target: DevTarget = None,
+    target: TargetArg = None,
     port: Annotated[int, typer.Option("--port", "-p", help="Port (0: any free port).")] = 0,
     open_browser: Annotated[
         bool, typer.Option("--open/--no-open", help="Open the page in your browser.")
