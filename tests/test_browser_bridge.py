@@ -290,3 +290,28 @@ async def test_size_changed_sets_the_frames_height_and_width(tmp_path: Path) -> 
         )
         size = await inner.evaluate("() => [innerWidth, innerHeight]")
         assert size == [300, 250]
+
+
+# -- the card ------------------------------------------------------------------------------
+#: The card's body in order: which of the arguments, the app and the result come where, and
+#: which of the folds are open.
+ORDER = """(card) => Array.from(card.querySelector(".body").children).map((el) =>
+  el.classList.contains("app") ? "app"
+  : el.dataset.role === "result-data" ? `result-data${el.open ? " open" : ""}`
+  : el.tagName === "DETAILS" ? `arguments${el.open ? " open" : ""}`
+  : el.dataset.role || el.className)"""
+
+
+async def test_an_apps_card_shows_the_app_with_its_result_folded_after_it(tmp_path: Path) -> None:
+    """The app shows the call: the arguments fold and the result follows the app, folded, as
+    the data the app was given (not a raw dump between the arguments and the app)."""
+    from playwright.async_api import expect
+
+    async with bridge(tmp_path, calls("show_bridge", label="x"), "Shown.") as b:
+        await b.connected()
+        await b.received("tool-result")
+        await expect(b.card().locator('[data-role="result"]')).to_have_count(1, timeout=WAIT)
+        order = await b.card().evaluate(ORDER)
+        assert order == ["arguments", "app", "result-data"], order
+        await b.card().locator('[data-role="result-data"] > summary').click()
+        await expect(b.card().locator('[data-role="result"]')).to_be_visible(timeout=WAIT)

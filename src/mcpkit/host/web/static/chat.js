@@ -7,7 +7,7 @@ import { schemaForm } from "./forms.js";
 import { resultView } from "./results.js";
 
 const messages = document.getElementById("messages");
-const cards = new Map();      // call id → {el, body, progress, app, raw, cancelled}
+const cards = new Map();      // call id → {el, body, progress, app, raw, cancelled, result, folds}
 const questions = new Map();  // question id → element
 let formCount = 0;
 
@@ -44,7 +44,9 @@ function result(ev) {
   const entry = cards.get(ev.id);
   if (!entry) return;
   entry.progress?.remove();
-  entry.body.append(resultView({ content: ev.content || [], structured: ev.structured, isError: ev.is_error }));
+  entry.result = resultView({ content: ev.content || [], structured: ev.structured, isError: ev.is_error });
+  entry.folds = !ev.is_error;  // an error stays in view, also under an app
+  entry.body.append(entry.app && entry.folds ? folded(entry.result) : entry.result);
   // The call's own time; the time spent waiting for the person (consent, a form) apart.
   const waited = ev.waited_ms >= 100 ? ` · ${(ev.waited_ms / 1000).toFixed(1)} s waiting for you` : "";
   const duration = entry.el.querySelector('[data-role="duration"]');
@@ -72,6 +74,11 @@ function progress(ev) {
   entry.progress.querySelector("span").textContent = ev.message || (ev.total ? `${ev.progress} / ${ev.total}` : `${ev.progress}`);
 }
 
+function folded(view) {
+  return h("details", { class: "result-data", dataset: { role: "result-data" } },
+    h("summary", {}, "the result, as data"), view);
+}
+
 function app(ev, composer) {
   const entry = cards.get(ev.call);
   if (!entry || entry.app) return;
@@ -80,7 +87,11 @@ function app(ev, composer) {
     entry.body.append(h("div", { class: "muted small", dataset: { role: "app-calls" } },
       `This app may not call tools of ${ev.server} (${ev.callsBy === "user" ? "you denied it" : "the consent rules"}).`));
   }
+  // The app shows the call: the arguments fold, and the result (once there) follows the app,
+  // folded, as the data the app was given.
+  entry.body.querySelector("details")?.removeAttribute("open");
   entry.body.append(entry.app.el);
+  if (entry.result) entry.body.append(entry.folds ? folded(entry.result) : entry.result);
   if (entry.raw) entry.app.toolResult(entry.raw);
   else if (entry.cancelled) entry.app.toolCancelled(entry.cancelled);
 }
