@@ -37,6 +37,10 @@ def test_a_command_after_the_dashes_is_named_for_its_package() -> None:
     assert watched is None
     quoted, _ = dev_server("node build/server.js", None)
     assert quoted == {"name": "server", "command": "node", "args": ["build/server.js"]}
+    # A package's entry file says nothing: the server is named for its package's folder.
+    built = ".cache/npm-apps/node_modules/@modelcontextprotocol/server-pdf/dist/index.js"
+    entry, _ = dev_server(None, ["node", built, "--stdio"])
+    assert entry["name"] == "server-pdf"
 
 
 def test_a_url_is_an_http_server() -> None:

@@ -50,11 +50,24 @@ def _entry(name: str, argv: list[str]) -> dict[str, Any]:
     return {"name": name, "command": argv[0], "args": argv[1:]}
 
 
+#: File names that say nothing of their server, and the build folders they sit in: the
+#: server is named for the folder above (`node_modules/@scope/server-pdf/dist/index.js`).
+_GENERIC_FILES = frozenset({"index", "main", "cli", "__main__"})
+_BUILD_FOLDERS = frozenset({"dist", "build", "lib", "src", "bin", "out", ".", ".."})
+
+
 def _package(word: str) -> str:
-    """`@scope/server-pdf@2.0.4` → `server-pdf`; `path/to/server.js` → `server`."""
-    last = word.rstrip("/").rsplit("/", 1)[-1]
+    """`@scope/server-pdf@2.0.4` → `server-pdf`; `path/to/server.js` → `server`;
+    `pkg/server-pdf/dist/index.js` → `server-pdf`."""
+    parts = [p for p in word.rstrip("/").split("/") if p] or [word]
+    last = parts[-1]
     last = re.sub(r"@[^@]*$", "", last) if not last.startswith("@") else last
-    return last.rsplit(".", 1)[0] if "." in last else last
+    stem = last.rsplit(".", 1)[0] if "." in last else last
+    if stem in _GENERIC_FILES:
+        folders = [p for p in parts[:-1] if p not in _BUILD_FOLDERS]
+        if folders:
+            return folders[-1]
+    return stem
 
 
 def _name(text: str) -> str:
