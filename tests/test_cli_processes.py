@@ -275,3 +275,17 @@ async def test_stdio_ctrl_c_with_calls_in_flight_has_no_traceback(tmp_path: Path
     await proc.line_with("mcpkit: stopping; press Ctrl-C again to stop now")
     code, err = await proc.interrupt()
     assert code == 130 and "Traceback" not in err and "Error" not in err, err
+
+
+async def test_sigterm_drains_without_telling_anyone_to_press_ctrl_c() -> None:
+    """A supervisor's SIGTERM drains as Ctrl-C does, but no one is at a keyboard: no
+    "press Ctrl-C again" line (the drain is logged, at info, for whoever configured logging)."""
+    proc, port = await _http_server(drain_timeout=1)
+    await wait_port(port, proc.proc)
+    proc.proc.send_signal(signal.SIGTERM)
+    assert proc.proc.stderr is not None
+    rest = await asyncio.wait_for(proc.proc.stderr.read(), scaled(30))
+    code = await asyncio.wait_for(proc.proc.wait(), scaled(30))
+    err = "\n".join(proc.lines) + "\n" + rest.decode()
+    assert code in (0, -signal.SIGTERM) and "Traceback" not in err, err
+    assert "Ctrl-C again" not in err and "draining" not in err, err

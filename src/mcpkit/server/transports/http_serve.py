@@ -30,6 +30,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import signal
 import socket
 import sys
 from typing import TYPE_CHECKING, Any, Literal
@@ -210,12 +211,14 @@ class _Stopping:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self._drain_timeout
         calls = self._app.in_flight()
-        print(
-            f"mcpkit: draining, {calls} call{'' if calls == 1 else 's'} in flight "
-            f"(up to {self._drain_timeout:g} s); press Ctrl-C again to stop now",
-            file=sys.stderr,
-            flush=True,
+        said = (
+            f"draining, {calls} call{'' if calls == 1 else 's'} in flight "
+            f"(up to {self._drain_timeout:g} s)"
         )
+        if server.stop_signal == signal.SIGINT:  # a person pressed Ctrl-C: tell them
+            print(f"mcpkit: {said}; press Ctrl-C again to stop now", file=sys.stderr, flush=True)
+        else:  # a supervisor's SIGTERM: no one is at a keyboard
+            log.info("%s", said)
         server.stop_accepting(sockets)
         if self._app.legacy is not None:
             self._app.legacy.drain()

@@ -323,6 +323,8 @@ class DrainingServer(uvicorn.Server):
         self.lifecycle = lifecycle
         self.protocol = protocol
         self.loop: asyncio.AbstractEventLoop | None = None
+        #: The signal that began the stop (SIGINT: a person at a keyboard), None before.
+        self.stop_signal: int | None = None
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
         self.loop = asyncio.get_running_loop()
@@ -336,6 +338,8 @@ class DrainingServer(uvicorn.Server):
                 os._exit(130)
             loop.call_soon_threadsafe(self.lifecycle.stop_now)
             return
+        if self.stop_signal is None:
+            self.stop_signal = sig
         super().handle_exit(sig, frame)
 
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
