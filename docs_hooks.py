@@ -1,12 +1,13 @@
-"""MkDocs hook: the CLI reference page is generated from the `mcpkit` command at build time."""
+"""MkDocs hook: the CLI reference page is generated from the `mcpkit` command at build time, and
+pages still being written on other branches get a stub until they land."""
 
 from __future__ import annotations
 
 from typing import Any
 
-#: Pages other pages link to that are written on their own branches (issue 29: models, record
-#: and replay). Until a branch lands, its page is a stub, out of the nav, so that the links
-#: hold and the strict build passes; once the real page exists this does nothing.
+#: Pages in the nav, and linked from other pages, that are written on their own branches
+#: (issue 29: models, record and replay). Until a branch lands its page is a stub, so that the
+#: strict build passes; once the real page exists this does nothing.
 PENDING = {
     "models.md": "Models",
     "record-replay.md": "Record and replay",
@@ -14,7 +15,7 @@ PENDING = {
 
 
 def on_files(files: Any, config: Any) -> Any:
-    from mkdocs.structure.files import File, InclusionLevel
+    from mkdocs.structure.files import File
 
     from mcpkit.cli.reference import markdown
 
@@ -22,7 +23,5 @@ def on_files(files: Any, config: Any) -> Any:
     for name, title in PENDING.items():
         if files.get_file_from_path(name) is None:
             stub = f"# {title}\n\nThis page is not written yet.\n"
-            files.append(
-                File.generated(config, name, content=stub, inclusion=InclusionLevel.NOT_IN_NAV)
-            )
+            files.append(File.generated(config, name, content=stub))
     return files
