@@ -1,4 +1,4 @@
-"""The host's context budget in one file (the README's example; the tests run it).
+"""The host's context budget in one file (the example of docs/host-context.md; the tests run it).
 
 A per-agent tool filter and catalogue budget (over budget: the model searches for tools),
 an output budget per result (overflow paged with read_result), and an `on_call` hook that

@@ -275,13 +275,13 @@ def tool_results(provider: str, body: dict[str, Any]) -> list[tuple[str, bool]]:
     return list(reversed(out))
 
 
-# -- the README's example config, as the runtime tests use it --------------------------------
-EXAMPLE = NORTHWIND / "host.json"  # the README's "Running a host for real" config
+# -- the docs' example config, as the runtime tests use it ----------------------------------
+EXAMPLE = NORTHWIND / "host.json"  # docs/host-runtime.md's "Running a host for real" config
 FAULTS = str(SERVERS / "northwind_faults.py")
 
 
 def example_config(env: dict[str, str], **servers: dict[str, Any]) -> HostConfig:
-    """The README's example config; `servers` entries are merged into (or added to) it."""
+    """The docs' example config; `servers` entries are merged into (or added to) it."""
     data = json.loads(EXAMPLE.read_text())
     for name, entry in servers.items():
         data["mcpServers"][name] = {**data["mcpServers"].get(name, {}), **entry}

@@ -10,6 +10,9 @@ An HTML comment on the line before the block changes that:
                                               imported (for snippets that use its `server`)
     <!-- test: typecheck -->                  mypy checks the block, nothing runs it (add
                                               `with examples/FILE.py` to prepend that file)
+    <!-- test: pytest -->                     the block is a test file: pytest runs it (from the
+                                              repository root, examples/ importable, with
+                                              pytest-asyncio's asyncio_mode=auto) and it passes
     <!-- test: skip REASON -->                neither: allowed only for blocks that need a real
                                               model API key or network; listed by
                                               test_skipped_blocks_are_listed
@@ -34,7 +37,7 @@ from typing import Any
 
 import pytest
 
-from support import ROOT
+from support import ROOT, scaled
 
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("**/*.md"))]
 FENCE = re.compile(r"^```(\S*)\s*$")
@@ -92,7 +95,7 @@ def of(mode: str) -> list[Any]:
 
 def test_every_directive_is_known() -> None:
     assert BLOCKS, "no python blocks found"
-    known = ("run", "excerpt", "with", "typecheck", "skip", "other")
+    known = ("run", "excerpt", "with", "typecheck", "pytest", "skip", "other")
     unknown = [b.id for b in BLOCKS if b.mode not in known]
     assert not unknown, f"unknown <!-- test: ... --> directive at {unknown}"
 
@@ -189,3 +192,24 @@ def _mypy(tmp: Path) -> dict[str, str]:
 def test_blocks_typecheck(block: Block, tmp_path_factory: pytest.TempPathFactory) -> None:
     errors = _mypy(tmp_path_factory.getbasetemp())
     assert not errors[block.id], errors[block.id]
+
+
+#: The configuration a user's suite would have for these tests (docs/testing.md says so).
+PYTEST_INI = "[pytest]\nasyncio_mode = auto\nasyncio_default_fixture_loop_scope = function\n"
+
+
+@pytest.mark.parametrize("block", of("pytest"))
+def test_pytest_blocks_pass(block: Block, tmp_path: Path) -> None:
+    (tmp_path / "pytest.ini").write_text(PYTEST_INI)
+    test_file = tmp_path / "test_block.py"
+    test_file.write_text(block.code)
+    path = [str(ROOT / "examples"), os.environ.get("PYTHONPATH", "")]
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-c",
+         str(tmp_path / "pytest.ini"), "--rootdir", str(tmp_path), str(test_file)],
+        capture_output=True, text=True, cwd=ROOT, timeout=scaled(180),
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(p for p in path if p)},
+    )  # fmt: skip
+    report = f"{block.id}:\n{done.stdout[-4000:]}\n{done.stderr[-2000:]}"
+    assert done.returncode == 0 and " passed" in done.stdout, report
+    assert "skipped" not in done.stdout and "xfail" not in done.stdout, report

@@ -1,4 +1,4 @@
-"""The README's examples are files, and they work."""
+"""The examples the README and the docs show are files, and they work."""
 
 from __future__ import annotations
 
@@ -80,9 +80,9 @@ async def test_host_context_example() -> None:
     example = load("examples/host_context.py")
     assert await example.main() == "Clear skies in Oslo."
     assert example.model.position == 3  # searched, called the tool it found, answered
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    page = (ROOT / "docs/host-context.md").read_text(encoding="utf-8")
     for line in ('"alias": "weather"', "def per_user(call: CallInfo) -> CallExtras:"):
-        assert line in readme  # the README shows this file
+        assert line in page  # the host's context-budget page shows this file
 
 
 async def test_idempotent_payments(capsys: object) -> None:
@@ -90,6 +90,6 @@ async def test_idempotent_payments(capsys: object) -> None:
     await example.main()
     out = capsys.readouterr().out  # type: ignore[attr-defined]
     assert out == "charged 1250 cents (replayed: True); charges made: 1\n"
-    # The README shows the file whole, so that it runs as shown.
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert (ROOT / "examples/idempotent_payments.py").read_text(encoding="utf-8") in readme
+    # The client page shows the file whole, so that it runs as shown.
+    page = (ROOT / "docs/client.md").read_text(encoding="utf-8")
+    assert (ROOT / "examples/idempotent_payments.py").read_text(encoding="utf-8") in page

@@ -271,8 +271,8 @@ async def test_changes_and_failures_reach_the_gateways_clients(tmp_path: Path) -
 
 
 async def test_the_gateway_over_stdio_as_claude_desktop_starts_it(tmp_path: Path) -> None:
-    """The README's Claude Desktop entry: `mcpkit gateway --stdio`, the caller's token from the
-    environment (MCP_ACCESS_TOKEN, BASE-31)."""
+    """The Claude Desktop entry of docs/gateway.md: `mcpkit gateway --stdio`, the caller's
+    token from the environment (MCP_ACCESS_TOKEN, BASE-31)."""
     async with northwind_http() as env:
         config = tmp_path / "gateway.json"
         shutil.copy(NORTHWIND / "gateway.json", config)

@@ -154,7 +154,7 @@ def test_the_policy_comes_from_the_host_settings() -> None:
         return HostSettings.from_config(parse_config({"mcpServers": {}, "host": {"retry": retry}}))
 
     assert HostSettings().retry == RetryPolicy()
-    assert HostSettings.from_config(example_config({})).retry == RetryPolicy()  # the README's
+    assert HostSettings.from_config(example_config({})).retry == RetryPolicy()  # the docs'
     policy = settings({"attempts": 5, "initial": 0.1, "max": 1, "jitter": 0}).retry
     assert policy == RetryPolicy(5, Backoff(initial=0.1, factor=2, cap=1, jitter=0))
     assert settings({"attempts": 1}).retry.decide(Failure.NOT_DELIVERED, 0, PLAIN) is Verdict.FAIL

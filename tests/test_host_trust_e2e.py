@@ -1,7 +1,8 @@
 """What the user controls in a host left running, end to end over the Northwind servers: tool
 definitions that change (withheld until `mcpkit pins approve`), consent rules from the config
 file, the audit trail (`mcpkit audit`), non-interactive mode, and the chat's `/servers` and
-approval prompt. The config is the README's example, `examples/northwind/host.json`."""
+approval prompt. The config is the docs' example (docs/host-runtime.md),
+`examples/northwind/host.json`."""
 
 from __future__ import annotations
 
@@ -177,9 +178,9 @@ async def test_non_interactive_denies_what_would_ask(tmp_path: Path) -> None:
     )
 
 
-def test_the_readme_shows_the_config_the_tests_load() -> None:
-    readme = (NORTHWIND.parents[1] / "README.md").read_text()
-    section = readme.split("## Running a host for real", 1)[1].split("\n## ", 1)[0]
+def test_the_docs_show_the_config_the_tests_load() -> None:
+    page = (NORTHWIND.parents[1] / "docs/host-runtime.md").read_text()
+    section = page.split("# Running a host for real", 1)[1].split("\n## ", 1)[0]
     assert f"```json\n{EXAMPLE.read_text().rstrip()}\n```" in section
     settings = HostSettings.from_config(example_config({}))
     assert settings.startup_timeout == 5 and settings.restart.cap == 30

@@ -53,17 +53,19 @@ Lifespan = Callable[["Server"], AbstractAsyncContextManager[Any]]
 
 
 class Server(Registrations, Scaling):
-    """An MCP server.
+    """An MCP server: register tools, resources, templates, prompts and completion from
+    type-hinted functions, then serve them over stdio, Streamable HTTP or in process.
 
+    ```python
     server = Server("weather", version="1.0")
 
     @server.tool()
     async def forecast(city: str, days: int = 3) -> str:
         "Forecast for a city."
-        ...
+        return f"{city}: sunny for {days} days"
 
-    server.run()                      # stdio
-    server.run(transport="http")      # Streamable HTTP on 127.0.0.1:8000/mcp
+    server.run()  # stdio; server.run("http", port=8000): http://127.0.0.1:8000/mcp
+    ```
     """
 
     def __init__(
@@ -92,8 +94,11 @@ class Server(Registrations, Scaling):
         idempotency: IdempotencyStore | None = None,
         telemetry: bool | Telemetry | None = None,
     ) -> None:
-        """`telemetry`: OpenTelemetry spans and metrics for every request (`mcpkit[otel]`);
-        None follows `MCPKIT_TELEMETRY` (off when unset). See `mcpkit.telemetry`."""
+        """Optional parts are off or in memory by default: `tasks`, `handles`,
+        `idempotency`, `event_bus`, `single_use_state` say where state lives (Redis for several
+        instances: `use_redis`); `legacy=False` serves the 2026-07-28 wire only; `mask_errors`
+        None follows `MCPKIT_MASK_ERRORS` (on when unset); `telemetry`: OpenTelemetry spans
+        and metrics (`mcpkit[otel]`), None follows `MCPKIT_TELEMETRY` (off when unset)."""
         self.info = Implementation(name, version, title=title, website_url=website_url, icons=icons)
         self.instructions = instructions
         self._set_up_versions(supported_versions, legacy)

@@ -1,4 +1,5 @@
-"""The README's "Building a good tool server" blocks run, and do what the README says."""
+"""The blocks of docs/server-toolkit.md ("Building a good tool server") run, and do what the
+page says."""
 
 from __future__ import annotations
 
@@ -11,15 +12,15 @@ import pytest
 from mcpkit.server.auth.access import AccessToken, current_access
 from support import ROOT, ask, text_of
 
-README = (ROOT / "README.md").read_text()
+PAGE = (ROOT / "docs/server-toolkit.md").read_text()
 
 
 def block(name: str) -> dict[str, Any]:
     """Run the python block after `<!-- toolkit:NAME -->`; its namespace."""
-    found = re.search(rf"<!-- toolkit:{name} -->\n```python\n(.*?)```", README, re.DOTALL)
-    assert found is not None, f"README block toolkit:{name} is missing"
-    namespace: dict[str, Any] = {"__name__": f"readme_{name}"}
-    exec(compile(found.group(1), f"README.md:toolkit:{name}", "exec"), namespace)
+    found = re.search(rf"<!-- toolkit:{name} -->\n```python\n(.*?)```", PAGE, re.DOTALL)
+    assert found is not None, f"docs/server-toolkit.md block toolkit:{name} is missing"
+    namespace: dict[str, Any] = {"__name__": f"toolkit_{name}"}
+    exec(compile(found.group(1), f"docs/server-toolkit.md:toolkit:{name}", "exec"), namespace)
     return namespace
 
 
