@@ -8,6 +8,9 @@
                       "headers": {"Authorization": "Bearer ${RETURNS_TOKEN}"},
                       "hostOwned": ["customer_id"]}}}
 
+`"cassette": "FILE.jsonl"` in an entry serves that recording instead of the server (`mcpkit
+replay`, docs/record-replay.md).
+
 `timeout` bounds each request to the server; `startTimeout` bounds its start-up (spawn or
 reach, handshake, first `tools/list`), by default `max(timeout, 30)`: a server that is slow
 to start is not cut off by a short request deadline (and restarted for ever).
@@ -22,6 +25,7 @@ from __future__ import annotations
 import os
 import platform
 import re
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -167,6 +171,8 @@ def servers_of(document: Mapping[str, Any]) -> dict[str, Any] | None:
 
 
 def _server(name: str, e: dict[str, Any], where: str) -> ServerConfig:
+    if "cassette" in e:
+        e = _replayed(e, where)
     kind = e.get("type")
     timeout = float(e.get("timeout", 60.0))
     try:
@@ -219,6 +225,15 @@ def _server(name: str, e: dict[str, Any], where: str) -> ServerConfig:
         cwd=e.get("cwd"),
         **common,
     )
+
+
+def _replayed(e: dict[str, Any], where: str) -> dict[str, Any]:
+    """`"cassette": FILE`: the entry runs `mcpkit replay FILE` on this Python (`env`, `cwd` kept)."""
+    cassette = e["cassette"]
+    if not isinstance(cassette, str) or not cassette:
+        raise ConfigError(f'{where}: "cassette" is the path of a file `mcpkit record` wrote')
+    kept = {k: v for k, v in e.items() if k not in ("type", "url", "headers", "command", "args")}
+    return {**kept, "command": sys.executable, "args": ["-m", "mcpkit", "replay", cassette]}
 
 
 def _bool(e: dict[str, Any], key: str, where: str) -> bool:
