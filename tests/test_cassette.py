@@ -22,7 +22,7 @@ from mcpkit.cassette.format import (
 )
 from mcpkit.cassette.redact import REDACTED, Redactor
 from mcpkit.cassette.replayer import Replayer
-from mcpkit.host import parse_config
+from mcpkit.host import ConfigError, parse_config
 
 KEY = "dev.mcpkit/idempotencyKey"
 
@@ -191,3 +191,17 @@ def test_a_host_config_entry_can_point_at_a_cassette() -> None:
     server = config.servers["fs"]
     assert server.transport == "stdio" and server.command == sys.executable
     assert server.args == ("-m", "mcpkit", "replay", "tests/data/fs.jsonl")
+
+
+def test_a_host_config_entry_can_record_its_server() -> None:
+    entry = {"command": "npx", "args": ["server", 1], "record": "s.jsonl", "redact": ["*sid*"]}
+    server = parse_config({"mcpServers": {"s": entry}}).servers["s"]
+    assert server.command == sys.executable
+    assert server.args == (
+        "-m", "mcpkit", "record", "--out", "s.jsonl", "--quiet", "--redact", "*sid*",
+        "--", "npx", "server", "1",
+    )  # fmt: skip
+    with pytest.raises(ConfigError, match='"redact" is a list of name patterns'):
+        parse_config({"mcpServers": {"s": {**entry, "redact": "*sid*"}}})
+    with pytest.raises(ConfigError, match='"record" records a stdio server'):
+        parse_config({"mcpServers": {"s": {"url": "http://x/mcp", "record": "s.jsonl"}}})

@@ -55,8 +55,13 @@ async def test_a_host_conversation_over_the_npm_filesystem_server_replays_offlin
     files.mkdir()
     (files / "hello.txt").write_text("hello from the filesystem\n")
     cassette = tmp_path / "filesystem.jsonl"
-    command = recorder(cassette, str(launcher), str(files))
-    entry = {"command": command[0], "args": command[1:], "env": {"FILES_API_TOKEN": SECRET}}
+    entry = {
+        "command": str(launcher),
+        "args": [str(files)],
+        "record": str(cassette),  # the host runs it behind `mcpkit record --out CASSETTE`
+        "redact": ["*session*"],
+        "env": {"FILES_API_TOKEN": SECRET},
+    }
     listing = [
         ("files__list_directory", {"path": str(files)}),
         ("files__read_text_file", {"path": str(files / "hello.txt")}),
@@ -84,6 +89,8 @@ async def test_a_host_conversation_over_the_npm_filesystem_server_replays_offlin
     header = json.loads(raw.splitlines()[0])
     assert header["env"]["FILES_API_TOKEN"] == "[REDACTED]"
     assert header["era"] == "2025-11-25" and header["serverInfo"]["name"]
+    assert header["server"]["command"] == [str(launcher), str(files)]
+    assert "*session*" in header["redact"]
 
 
 def confirming(asked: list[str]) -> Any:
