@@ -202,6 +202,51 @@ async def test_secrets_in_the_environment_arguments_and_results_stay_out(tmp_pat
     assert login.text == "ann logged in with [REDACTED]" and env.text == "[REDACTED]"
 
 
+@pytest.mark.parametrize(("era", "version"), [("legacy", "2025-11-25"), ("modern", "2026-07-28")])
+async def test_an_http_server_is_recorded_with_its_headers_redacted(
+    era: str, version: str, tmp_path: Path
+) -> None:
+    cassette = tmp_path / "http.jsonl"
+    upstream, front = free_port(), free_port()
+    url = f"http://127.0.0.1:{upstream}/mcp"
+    server = await asyncio.create_subprocess_exec(
+        sys.executable, str(SERVER), "--http", str(upstream)
+    )
+    recording = None
+    asked: list[str] = []
+    try:
+        await wait_port(upstream, server)
+        recording = await asyncio.create_subprocess_exec(
+            *MCPKIT, "record", "--out", str(cassette), url, "--port", str(front), "--quiet"
+        )
+        await wait_port(front, recording)
+        async with Client(
+            f"http://127.0.0.1:{front}/mcp",
+            era=era,
+            headers={"Authorization": f"Bearer {SECRET}"},
+            elicitation=confirming(asked),
+        ) as client:
+            ordered = await client.call_tool("order", {"item": "tea"})
+            login = await client.call_tool("login", {"user": "ann", "api_key": ARGUMENT_SECRET})
+        assert await stop(recording) == 0  # SIGTERM: the cassette is complete
+    finally:
+        await stop(server)
+        if recording is not None:
+            await stop(recording)
+    assert ordered.text == "ordered tea" and login.text.endswith(ARGUMENT_SECRET)
+    raw = cassette.read_text()
+    assert SECRET not in raw and ARGUMENT_SECRET not in raw
+    header, *entries = [json.loads(line) for line in raw.splitlines()]
+    assert header["server"] == {"url": url} and header["era"] == version
+    sent = [{k.lower(): v for k, v in e.get("headers", {}).items()} for e in entries]
+    assert any(h.get("authorization") == "[REDACTED]" for h in sent)
+    async with Client(
+        [*MCPKIT, "replay", str(cassette)], era=era, elicitation=confirming(asked)
+    ) as client:
+        again = await client.call_tool("order", {"item": "tea"})
+    assert again.text == "ordered tea" and asked == ["Order tea?"] * 2
+
+
 def test_the_commands_fail_in_one_line(tmp_path: Path) -> None:
     def run(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
@@ -217,8 +262,8 @@ def test_the_commands_fail_in_one_line(tmp_path: Path) -> None:
     )
     no_command = run("record", "--out", "x.jsonl")
     assert no_command.returncode == 1 and "no server to record" in no_command.stderr
-    url = run("record", "--out", "x.jsonl", "--", "http://127.0.0.1:1/mcp")
-    assert url.returncode == 1 and "cannot record an HTTP server yet" in url.stderr
+    not_url = run("record", "--out", "x.jsonl", "server.example:80")
+    assert not_url.returncode == 1 and "looks like a URL without its scheme" in not_url.stderr
     gone = run("record", "--out", "x.jsonl", "--", "no-such-server-command")
     assert (
         gone.returncode == 1 and "cannot start the server 'no-such-server-command'" in gone.stderr

@@ -1,10 +1,11 @@
-"""A server for the record and replay tests (`tests/test_record_replay.py`), on stdio, both
-eras: a tool that asks the user (an elicitation round), one that echoes a key it is given and
+"""A server for the record and replay tests (`tests/test_record_replay.py`), on stdio (or
+`--http PORT`), both eras: a tool that asks the user (an elicitation round), one that echoes a key it is given and
 one that reads the environment (secrets the cassette must leave out)."""
 
 from __future__ import annotations
 
 import os
+import sys
 
 from mcpkit import Context, Server
 
@@ -39,4 +40,7 @@ async def environment(name: str) -> str:
 
 
 if __name__ == "__main__":
-    server.run("stdio")
+    if len(sys.argv) > 2 and sys.argv[1] == "--http":
+        server.run("http", port=int(sys.argv[2]))
+    else:
+        server.run("stdio")

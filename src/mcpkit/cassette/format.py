@@ -135,10 +135,14 @@ class CassetteWriter:
             ) from None
         self._write(header)
 
-    def add(self, side: Side, message: dict[str, Any]) -> None:
+    def add(
+        self, side: Side, message: dict[str, Any], headers: dict[str, str] | None = None
+    ) -> None:
         self._learn(side, message)
-        at = round(time.monotonic() - self._started, 3)
-        self._write({"from": side, "at": at, "message": message})
+        item = {"from": side, "at": round(time.monotonic() - self._started, 3), "message": message}
+        if headers:
+            item["headers"] = headers  # HTTP only, redacted: what the message came with
+        self._write(item)
         self.count += 1
 
     def close(self) -> None:

@@ -104,4 +104,11 @@ async def _ended(request: web.Request) -> web.Response:
 
 
 def serve_http(replayer: Replayer, host: str, port: int) -> None:
-    web.run_app(replay_app(replayer), host=host, port=port, print=None, handler_cancellation=True)
+    web.run_app(
+        replay_app(replayer),
+        host=host,
+        port=port,
+        print=None,
+        handler_cancellation=True,
+        shutdown_timeout=1.0,
+    )

@@ -6,12 +6,16 @@ from __future__ import annotations
 import os
 import shlex
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from .errors import CLIError
 from .runtime import HostOpt, PortOpt, QuietOpt
+
+if TYPE_CHECKING:
+    from ..cassette.format import CassetteWriter
+    from ..cassette.redact import Redactor
 
 __all__ = ["record", "replay"]
 
@@ -33,24 +37,39 @@ def record(
             "repeatable) [MCPKIT_REDACT: patterns, comma-separated].",
         ),
     ] = None,
+    url: Annotated[
+        str | None,
+        typer.Argument(metavar="[URL]", help="An HTTP server to record (served at /mcp here)."),
+    ] = None,
+    host: HostOpt = None,
+    port: PortOpt = None,
     quiet: QuietOpt = False,
 ) -> None:
-    """Stand in for a stdio server (started from the command after --) and record every
-    message both ways to a cassette, secrets redacted: point the client at this command."""
+    """Stand in for a server and record every message both ways to a cassette, secrets
+    redacted: a stdio server (its command after --) over this process's stdio, or an HTTP
+    server (its URL) over HTTP at http://HOST:PORT/mcp. Point the client at the recorder."""
     import asyncio
 
     from ..cassette.format import CassetteError, CassetteWriter, new_header
     from ..cassette.recorder import RecordError, record_stdio
     from ..cassette.redact import Redactor, rules_from_env
 
-    command = _command(ctx.obj)
+    target = _target(url, ctx.obj)
     redactor = Redactor([*(redact or ()), *rules_from_env(os.environ)], os.environ)
-    server = {"command": [redactor.value(word) for word in command]}
+    server: dict[str, Any] = (
+        {"url": redactor.value(target)}
+        if isinstance(target, str)
+        else {"command": [redactor.value(word) for word in target]}
+    )
     header = new_header(server, redactor.environment(os.environ), redactor.rules)
     try:
         writer = CassetteWriter(out, header)
     except CassetteError as exc:
         raise CLIError(str(exc)) from None
+    if isinstance(target, str):
+        _record_http(target, writer, redactor, host, port, quiet)
+        return
+    command = target
     try:
         code = asyncio.run(record_stdio(command, writer, redactor))
     except RecordError as exc:
@@ -63,20 +82,52 @@ def record(
     raise typer.Exit(max(code, 0))  # a server this process stopped is not a failure
 
 
-def _command(tail: list[str] | None) -> list[str]:
+def _target(url: str | None, tail: list[str] | None) -> str | list[str]:
+    """The URL to record over HTTP, or the command to record over stdio."""
     from .arguments import resolve_target
 
-    if not tail:
+    if url is None and not tail:
         raise CLIError(f"no server to record: give its command after --, e.g. {EXAMPLE}")
     try:
-        target = resolve_target(None, tail)
+        target = resolve_target(url, tail)
     except ValueError as exc:
         raise CLIError(f"{exc}; e.g. {EXAMPLE}") from None
     if isinstance(target, list):
         return target
     if target.lower().startswith(("http://", "https://")):
-        raise CLIError("cannot record an HTTP server yet: record a server's stdio command after --")
+        return target
+    if url is not None:
+        raise CLIError(f"{url!r} is not an http(s) URL: give a stdio server's command after --")
     return shlex.split(target)
+
+
+def _record_http(
+    url: str,
+    writer: CassetteWriter,
+    redactor: Redactor,
+    host: str | None,
+    port: int | None,
+    quiet: bool,
+) -> None:
+    from ..cassette.http_record import serve_recorder
+
+    bind, number = _address(host, port)
+    if not quiet:
+        typer.echo(f"mcpkit record: {url} at http://{bind}:{number}/mcp", err=True)
+    try:
+        serve_recorder(url, writer, redactor, bind, number)
+    finally:
+        writer.close()
+    if not quiet:
+        typer.echo(f"mcpkit record: {writer.count} messages written to {writer.path}", err=True)
+
+
+def _address(host: str | None, port: int | None) -> tuple[str, int]:
+    bind = host or os.environ.get("MCPKIT_HOST") or "127.0.0.1"
+    try:
+        return bind, port if port is not None else int(os.environ.get("MCPKIT_PORT") or 8000)
+    except ValueError:
+        raise CLIError("MCPKIT_PORT is not a port number: set it to 1-65535") from None
 
 
 def replay(
@@ -109,11 +160,7 @@ def replay(
         return
     from ..cassette.http import serve_http
 
-    bind = host or os.environ.get("MCPKIT_HOST") or "127.0.0.1"
-    try:
-        number = port if port is not None else int(os.environ.get("MCPKIT_PORT") or 8000)
-    except ValueError:
-        raise CLIError("MCPKIT_PORT is not a port number: set it to 1-65535") from None
+    bind, number = _address(host, port)
     if not quiet:
         typer.echo(f"mcpkit replay: {cassette} at http://{bind}:{number}/mcp", err=True)
     serve_http(replayer, bind, number)
