@@ -217,7 +217,7 @@ async def test_an_http_server_is_recorded_with_its_headers_redacted(
     try:
         await wait_port(upstream, server)
         recording = await asyncio.create_subprocess_exec(
-            *MCPKIT, "record", "--out", str(cassette), url, "--port", str(front), "--quiet"
+            *MCPKIT, "record", "--out", str(cassette), url, "--http", "--port", str(front), "-q"
         )
         await wait_port(front, recording)
         async with Client(
@@ -262,6 +262,10 @@ def test_the_commands_fail_in_one_line(tmp_path: Path) -> None:
     )
     no_command = run("record", "--out", "x.jsonl")
     assert no_command.returncode == 1 and "no server to record" in no_command.stderr
+    stdio_http = run("record", "--out", "x.jsonl", "--http", "--", "python", "server.py")
+    assert (
+        stdio_http.returncode == 1 and "a stdio server is recorded over stdio" in stdio_http.stderr
+    )
     not_url = run("record", "--out", "x.jsonl", "server.example:80")
     assert not_url.returncode == 1 and "looks like a URL without its scheme" in not_url.stderr
     gone = run("record", "--out", "x.jsonl", "--", "no-such-server-command")

@@ -41,6 +41,10 @@ def record(
         str | None,
         typer.Argument(metavar="[URL]", help="An HTTP server to record (served at /mcp here)."),
     ] = None,
+    http: Annotated[
+        bool,
+        typer.Option("--http", help="Serve HTTP (implied by a URL: HTTP is recorded over HTTP)."),
+    ] = False,
     host: HostOpt = None,
     port: PortOpt = None,
     quiet: QuietOpt = False,
@@ -55,6 +59,11 @@ def record(
     from ..cassette.redact import Redactor, rules_from_env
 
     target = _target(url, ctx.obj)
+    if http and not isinstance(target, str):
+        raise CLIError(
+            "a stdio server is recorded over stdio: drop --http (mcpkit replay --http serves "
+            "its cassette over HTTP)"
+        )
     redactor = Redactor([*(redact or ()), *rules_from_env(os.environ)], os.environ)
     server: dict[str, Any] = (
         {"url": redactor.value(target)}
