@@ -20,6 +20,7 @@ from mcpkit.cassette.format import (
     new_header,
     read_cassette,
 )
+from mcpkit.cassette.http_record import SSEData
 from mcpkit.cassette.redact import REDACTED, Redactor
 from mcpkit.cassette.replayer import Replayer
 from mcpkit.host import ConfigError, parse_config
@@ -205,3 +206,12 @@ def test_a_host_config_entry_can_record_its_server() -> None:
         parse_config({"mcpServers": {"s": {**entry, "redact": "*sid*"}}})
     with pytest.raises(ConfigError, match='"record" records a stdio server'):
         parse_config({"mcpServers": {"s": {"url": "http://x/mcp", "record": "s.jsonl"}}})
+
+
+def test_sse_events_are_read_whole_across_chunks() -> None:
+    events = SSEData()
+    assert events.feed(b'event: message\r\ndata: {"a":') == []
+    assert events.feed(b"1}\r\n\r\n: keep-alive\n\nid: 7\ndata: [1,\ndata: 2]\n\n") == [
+        b'{"a":1}',
+        b"[1,\n2]",
+    ]

@@ -202,6 +202,28 @@ async def test_secrets_in_the_environment_arguments_and_results_stay_out(tmp_pat
     assert login.text == "ann logged in with [REDACTED]" and env.text == "[REDACTED]"
 
 
+@pytest.mark.timing
+async def test_a_recorder_stopped_by_sigterm_completes_its_cassette(tmp_path: Path) -> None:
+    cassette = tmp_path / "stopped.jsonl"
+    proc = await asyncio.create_subprocess_exec(
+        *recorder(cassette, sys.executable, str(SERVER)),
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}  # fmt: skip
+        proc.stdin.write(json.dumps(initialize).encode() + b"\n")
+        await proc.stdin.drain()
+        answer = json.loads(await asyncio.wait_for(proc.stdout.readline(), scaled(20)))
+        assert answer["result"]["serverInfo"]["name"] == "cassette-test"
+    finally:
+        code = await stop(proc)  # SIGTERM with the client still attached
+    assert code == 0
+    header = json.loads(cassette.read_text().splitlines()[0])
+    assert header["era"] == "2025-11-25" and header["serverInfo"]["name"] == "cassette-test"
+
+
 @pytest.mark.parametrize(("era", "version"), [("legacy", "2025-11-25"), ("modern", "2026-07-28")])
 async def test_an_http_server_is_recorded_with_its_headers_redacted(
     era: str, version: str, tmp_path: Path

@@ -4,7 +4,9 @@ A POSTed request is answered with JSON when the recording has nothing before the
 else with an SSE stream: the recorded notifications, the server's own requests (the stream
 waits while the client POSTs its answer, which gets 202), then the response. A request whose
 recorded exchange never ended (a listen stream) keeps its stream open until the client leaves.
-`initialize` gets an `Mcp-Session-Id`; GET (the standalone stream) is not offered (405).
+`initialize` gets an `Mcp-Session-Id`; GET (the standalone stream) is not offered (405), so
+what a server sent after a client's notification (a `roots/list` after `initialized`) is
+left out over HTTP.
 """
 
 from __future__ import annotations
@@ -36,14 +38,16 @@ class _Front:
         except orjson.JSONDecodeError:
             error = {"code": -32700, "message": "Parse error: the body is one JSON-RPC message"}
             return _json({"jsonrpc": "2.0", "id": None, "error": error}, status=400)
-        if not isinstance(message, dict) or "id" not in message or "method" not in message:
+        if not isinstance(message, dict):
+            return _json(self.replayer.receive(message)[0], status=400)
+        if "method" not in message:  # the answer to a request the replay sent on a stream
             out = self.replayer.receive(message)
-            if isinstance(message, dict) and "method" not in message:
-                stream = self.streams.pop(id_key(message.get("id")), None)
-                if stream is not None:
-                    stream.put_nowait(out)
-            elif out and not isinstance(message, dict):
-                return _json(out[0], status=400)
+            stream = self.streams.pop(id_key(message.get("id")), None)
+            if stream is not None:
+                stream.put_nowait(out)
+            return web.Response(status=202)
+        if "id" not in message:  # what the server sent after a notification has no stream here
+            self.replayer.receive(message)
             return web.Response(status=202)
         out = self.replayer.receive(message)
         headers = {}

@@ -15,7 +15,7 @@ from aiohttp import ClientError, ClientSession, ClientTimeout, web
 from .format import CassetteWriter, Side
 from .redact import Redactor
 
-__all__ = ["record_app", "serve_recorder"]
+__all__ = ["SSEData", "record_app", "serve_recorder"]
 
 #: Headers of one connection, never forwarded (and what aiohttp sets itself).
 _HOP = frozenset(
@@ -78,7 +78,7 @@ class _Recorder:
             if upstream.headers.get("Content-Type", "").startswith("text/event-stream"):
                 response = web.StreamResponse(status=upstream.status, headers=passed)
                 await response.prepare(request)
-                events = _Events()
+                events = SSEData()
                 async for chunk in upstream.content.iter_any():
                     for data in events.feed(chunk):
                         self.note("server", data, upstream.headers)
@@ -90,7 +90,7 @@ class _Recorder:
             return web.Response(status=upstream.status, body=payload, headers=passed)
 
 
-class _Events:
+class SSEData:
     """The `data` of each complete SSE event in a stream read in chunks."""
 
     def __init__(self) -> None:
