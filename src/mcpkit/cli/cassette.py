@@ -52,19 +52,25 @@ def record(
     """Stand in for a server and record every message both ways to a cassette, secrets
     redacted: a stdio server (its command after --) over this process's stdio, or an HTTP
     server (its URL) over HTTP at http://HOST:PORT/mcp. Point the client at the recorder."""
-    import asyncio
-
-    from ..cassette.format import CassetteError, CassetteWriter, new_header
-    from ..cassette.recorder import RecordError, record_stdio
-    from ..cassette.redact import Redactor, rules_from_env
-
     target = _target(url, ctx.obj)
     if http and not isinstance(target, str):
         raise CLIError(
             "a stdio server is recorded over stdio: drop --http (mcpkit replay --http serves "
             "its cassette over HTTP)"
         )
-    redactor = Redactor([*(redact or ()), *rules_from_env(os.environ)], os.environ)
+    writer, redactor = _open(out, target, redact or [])
+    if isinstance(target, str):
+        _record_http(target, writer, redactor, host, port, quiet)
+    else:
+        raise typer.Exit(_record_stdio(target, writer, redactor, quiet))
+
+
+def _open(out: Path, target: str | list[str], rules: list[str]) -> tuple[CassetteWriter, Redactor]:
+    """The cassette's writer, its header written, and the redactor of its rules."""
+    from ..cassette.format import CassetteError, CassetteWriter, new_header
+    from ..cassette.redact import Redactor, rules_from_env
+
+    redactor = Redactor([*rules, *rules_from_env(os.environ)], os.environ)
     server: dict[str, Any] = (
         {"url": redactor.value(target)}
         if isinstance(target, str)
@@ -72,23 +78,28 @@ def record(
     )
     header = new_header(server, redactor.environment(os.environ), redactor.rules)
     try:
-        writer = CassetteWriter(out, header)
+        return CassetteWriter(out, header), redactor
     except CassetteError as exc:
         raise CLIError(str(exc)) from None
-    if isinstance(target, str):
-        _record_http(target, writer, redactor, host, port, quiet)
-        return
-    command = target
+
+
+def _record_stdio(
+    command: list[str], writer: CassetteWriter, redactor: Redactor, quiet: bool
+) -> int:
+    import asyncio
+
+    from ..cassette.recorder import RecordError, record_stdio
+
     try:
         code = asyncio.run(record_stdio(command, writer, redactor))
     except RecordError as exc:
         writer.close()
         if writer.count == 0:
-            out.unlink(missing_ok=True)  # nothing was recorded: no empty cassette left behind
+            writer.path.unlink(missing_ok=True)  # nothing recorded: no empty cassette left
         raise CLIError(str(exc)) from None
     if not quiet:
-        typer.echo(f"mcpkit record: {writer.count} messages written to {out}", err=True)
-    raise typer.Exit(max(code, 0))  # a server this process stopped is not a failure
+        typer.echo(f"mcpkit record: {writer.count} messages written to {writer.path}", err=True)
+    return max(code, 0)  # a server this process stopped is not a failure
 
 
 def _target(url: str | None, tail: list[str] | None) -> str | list[str]:
