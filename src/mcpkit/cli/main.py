@@ -231,6 +231,7 @@ def run(
 
 def _register_commands() -> None:
     from .audit import audit
+    from .cassette import record, replay
     from .client_commands import call, discover, list_, prompt, read
     from .dev import dev
     from .gateway import gateway
@@ -254,6 +255,8 @@ def _register_commands() -> None:
     app.command("ui")(ui)
     app.command()(dev)
     app.command()(gateway)
+    app.command()(record)
+    app.command()(replay)
 
 
 _register_commands()

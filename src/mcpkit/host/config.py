@@ -8,6 +8,10 @@
                       "headers": {"Authorization": "Bearer ${RETURNS_TOKEN}"},
                       "hostOwned": ["customer_id"]}}}
 
+`"cassette": "FILE.jsonl"` in an entry serves that recording instead of the server (`mcpkit
+replay`); `"record": "FILE.jsonl"` records a stdio server's messages to it, `"redact"` naming
+more secrets to leave out (`mcpkit record`, docs/record-replay.md).
+
 `timeout` bounds each request to the server; `startTimeout` bounds its start-up (spawn or
 reach, handshake, first `tools/list`), by default `max(timeout, 30)`: a server that is slow
 to start is not cut off by a short request deadline (and restarted for ever).
@@ -22,6 +26,7 @@ from __future__ import annotations
 import os
 import platform
 import re
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -167,6 +172,10 @@ def servers_of(document: Mapping[str, Any]) -> dict[str, Any] | None:
 
 
 def _server(name: str, e: dict[str, Any], where: str) -> ServerConfig:
+    if "cassette" in e:
+        e = _replayed(e, where)
+    elif "record" in e:
+        e = _recorded(e, where)
     kind = e.get("type")
     timeout = float(e.get("timeout", 60.0))
     try:
@@ -219,6 +228,31 @@ def _server(name: str, e: dict[str, Any], where: str) -> ServerConfig:
         cwd=e.get("cwd"),
         **common,
     )
+
+
+def _replayed(e: dict[str, Any], where: str) -> dict[str, Any]:
+    """`"cassette": FILE`: the entry runs `mcpkit replay FILE` on this Python (`env`, `cwd` kept)."""
+    cassette = e["cassette"]
+    if not isinstance(cassette, str) or not cassette:
+        raise ConfigError(f'{where}: "cassette" is the path of a file `mcpkit record` wrote')
+    kept = {k: v for k, v in e.items() if k not in ("type", "url", "headers", "command", "args")}
+    return {**kept, "command": sys.executable, "args": ["-m", "mcpkit", "replay", cassette]}
+
+
+def _recorded(e: dict[str, Any], where: str) -> dict[str, Any]:
+    """`"record": FILE` (and `"redact"`: more name patterns): the stdio server runs behind
+    `mcpkit record --out FILE`, which writes every message to that cassette."""
+    out, rules, args = e["record"], e.get("redact") or [], e.get("args") or []
+    if not isinstance(out, str) or not out:
+        raise ConfigError(f'{where}: "record" is the cassette file `mcpkit record` writes')
+    if not isinstance(rules, list) or not all(isinstance(rule, str) for rule in rules):
+        raise ConfigError(f'{where}: "redact" is a list of name patterns, like ["*session*"]')
+    if not isinstance(e.get("command"), str) or not isinstance(args, list):
+        raise ConfigError(f'{where}: "record" records a stdio server: give "command" and "args"')
+    flags = [word for rule in rules for word in ("--redact", rule)]
+    tail = [e["command"], *(str(arg) for arg in args)]
+    recorder = ["-m", "mcpkit", "record", "--out", out, "--quiet", *flags, "--", *tail]
+    return {**e, "command": sys.executable, "args": recorder}
 
 
 def _bool(e: dict[str, Any], key: str, where: str) -> bool:
