@@ -69,11 +69,12 @@ class _Log:
         self.notice: Exchange | None = None  # the client's latest notification
 
     def client(self, message: dict[str, Any]) -> None:
-        if "method" not in message:  # the client answers the server's request
-            step = self.asked.pop(id_key(message.get("id")), None)
-            if step is not None:
-                step.answer = message
-            return
+        if "method" in message:
+            self._asked_by_client(message)
+        elif (step := self.asked.pop(id_key(message.get("id")), None)) is not None:
+            step.answer = message  # the client answers the server's request
+
+    def _asked_by_client(self, message: dict[str, Any]) -> None:
         exchange = Exchange(message)
         self.exchanges.append(exchange)
         if "id" not in message:

@@ -22,6 +22,16 @@ __all__ = ["record", "replay"]
 EXAMPLE = "mcpkit record --out server.jsonl -- npx -y @modelcontextprotocol/server-everything"
 
 
+#: `record` and `replay` alike; `record` also serves HTTP when given a URL (HTTP is recorded
+#: over HTTP).
+HttpOpt = Annotated[
+    bool,
+    typer.Option(
+        "--http", help="Serve Streamable HTTP at /mcp instead of stdio (implied by a URL)."
+    ),
+]
+
+
 def record(
     ctx: typer.Context,
     out: Annotated[
@@ -41,10 +51,7 @@ def record(
         str | None,
         typer.Argument(metavar="[URL]", help="An HTTP server to record (served at /mcp here)."),
     ] = None,
-    http: Annotated[
-        bool,
-        typer.Option("--http", help="Serve HTTP (implied by a URL: HTTP is recorded over HTTP)."),
-    ] = False,
+    http: HttpOpt = False,
     host: HostOpt = None,
     port: PortOpt = None,
     quiet: QuietOpt = False,
@@ -154,9 +161,7 @@ def replay(
     cassette: Annotated[
         Path, typer.Argument(metavar="FILE", help="A cassette written by mcpkit record.")
     ],
-    http: Annotated[
-        bool, typer.Option("--http", help="Serve Streamable HTTP at /mcp instead of stdio.")
-    ] = False,
+    http: HttpOpt = False,
     host: HostOpt = None,
     port: PortOpt = None,
     quiet: QuietOpt = False,
