@@ -15,3 +15,8 @@ class ModelAdapter(Protocol):
     ) -> AssistantMessage:
         """The model's next message: text and/or tool calls."""
         ...
+
+
+class ModelReplyError(RuntimeError):
+    """The model API answered, but with nothing an adapter can use (no choices, no candidate);
+    the message says what came back and what to do."""
