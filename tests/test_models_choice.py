@@ -84,3 +84,18 @@ def test_an_unknown_provider_names_them_all() -> None:
     with pytest.raises(ValueError) as caught:
         make_model("mistral:large")
     assert "anthropic:NAME, openai:NAME, azure:NAME, gemini:NAME" in str(caught.value)
+
+
+def test_the_model_sections_in_the_docs_parse() -> None:
+    import json
+    import re
+
+    from support import ROOT
+
+    page = (ROOT / "docs/models.md").read_text()
+    sections = [json.loads(b) for b in re.findall(r"```json\n(.*?)```", page, flags=re.S)]
+    assert len(sections) == 3
+    env = {"OPENROUTER_API_KEY": "k", "AZURE_OPENAI_API_KEY": "k"}
+    for data in sections:
+        choice = ModelChoice.from_config(parse_config(data, source="models.md", env=env))
+        assert choice.spec is not None and choice.missing({}) is None
