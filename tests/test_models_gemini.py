@@ -15,6 +15,7 @@ from mcpkit.host.conversation import ToolResult, ToolResults, ToolSpec, UserMess
 from mcpkit.host.models import make_model
 from mcpkit.host.models.gemini import GeminiModel
 from model_apis import GEMINI_PATH, SIGNATURE, GeminiClosing, gemini_error, gemini_reply
+from support import free_port
 
 FORECAST = ToolSpec(
     "weather__forecast",
@@ -157,3 +158,15 @@ async def test_make_model_reads_the_key_from_the_environment(
         api.clients.append(GeminiClosing(model.client))
         assert (await model.complete(None, ASK, [])).text == "hi"
     assert api.seen[0][2]["x-goog-api-key"] == "from-env"
+
+
+async def test_an_unreachable_api_is_one_line() -> None:
+    model = GeminiModel("g", api_key="k", base_url=f"http://127.0.0.1:{free_port()}", attempts=1)
+    try:
+        with pytest.raises(Exception) as caught:
+            await model.complete(None, ASK, [])
+    finally:
+        await model.client.aio.aclose()
+    line = describe_model_error(caught.value)
+    assert line is not None and line.startswith("cannot reach the gemini API: ")
+    assert line.endswith("check the network (or --base-url)")

@@ -71,9 +71,9 @@ _DETAIL_MAX = 300
 def describe_model_error(exc: BaseException) -> str | None:
     """A line for an `anthropic`, `openai` or `google-genai` SDK error (connection, status,
     timeout) or an unusable reply, else None."""
-    from ..host.models.base import ModelReplyError
+    from ..host.models.base import ModelAPIError
 
-    if isinstance(exc, ModelReplyError):
+    if isinstance(exc, ModelAPIError):
         return one_line(str(exc))
     module = type(exc).__module__
     package = _SDKS.get("google" if module.startswith("google.genai") else module.split(".")[0])

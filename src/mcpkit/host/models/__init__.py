@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from .base import ModelAdapter, ModelReplyError
+from .base import ModelAdapter, ModelAPIError, ModelReplyError
 from .choice import PLACEHOLDER_KEY, check_spec
 
 #: The model each provider gets when no name follows its colon.
@@ -70,4 +70,4 @@ def _from_environment() -> str:
     )
 
 
-__all__ = ["ModelAdapter", "ModelReplyError", "make_model"]
+__all__ = ["ModelAPIError", "ModelAdapter", "ModelReplyError", "make_model"]

@@ -17,6 +17,10 @@ class ModelAdapter(Protocol):
         ...
 
 
-class ModelReplyError(RuntimeError):
+class ModelAPIError(RuntimeError):
+    """A model API failure the adapter explains itself, in one line (what, why, what to do)."""
+
+
+class ModelReplyError(ModelAPIError):
     """The model API answered, but with nothing an adapter can use (no choices, no candidate);
     the message says what came back and what to do."""

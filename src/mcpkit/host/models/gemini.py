@@ -15,7 +15,7 @@ from typing import Any
 
 from ..content import describe_block
 from ..conversation import AssistantMessage, Message, ToolCall, ToolResults, ToolSpec, UserMessage
-from .base import ModelReplyError
+from .base import ModelAPIError, ModelReplyError
 from .tools import gemini_tools
 
 #: Ids the adapter made up for calls Gemini sent without one (never sent back to Gemini).
@@ -55,9 +55,14 @@ class GeminiModel:
             config["system_instruction"] = system
         if tools:
             config["tools"] = [{"function_declarations": gemini_tools(tools)}]
-        response = await self.client.aio.models.generate_content(
-            model=self.model, contents=self.to_contents(history), config=config or None
-        )
+        try:
+            response = await self.client.aio.models.generate_content(
+                model=self.model, contents=self.to_contents(history), config=config or None
+            )
+        except OSError as exc:  # aiohttp's connection errors (the SDK's own are APIError)
+            raise ModelAPIError(
+                f"cannot reach the gemini API: {exc}; check the network (or --base-url)"
+            ) from exc
         return self.from_response(response)
 
     def to_contents(self, history: list[Message]) -> list[dict[str, Any]]:
