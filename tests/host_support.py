@@ -149,6 +149,8 @@ class FakeAPI:
         self.path = path
         self.replies = replies
         self.requests: list[dict[str, Any]] = []
+        #: Each request's path, query and headers, in the order of `requests`.
+        self.seen: list[tuple[str, dict[str, str], dict[str, str]]] = []
         self.runner: web.AppRunner | None = None
         self.url = ""
         #: SDK clients made for this API (`make_model`), closed with it on their own loop: one
@@ -158,6 +160,7 @@ class FakeAPI:
     async def handle(self, request: web.Request) -> web.Response:
         body = await request.json()
         self.requests.append(body)
+        self.seen.append((request.path, dict(request.query), dict(request.headers)))
         reply = self.replies[len(self.requests) - 1](body)
         if inspect.isawaitable(reply):
             reply = await reply

@@ -137,3 +137,21 @@ async def test_a_port_in_use_is_one_line(tmp_path: Path) -> None:
     assert proc.returncode == 1 and not out
     lines = err.decode().strip().splitlines()
     assert len(lines) == 1 and f"cannot listen on 127.0.0.1:{port}" in lines[0], lines
+
+
+@pytest.mark.parametrize("command", ["dev", "ui"])
+async def test_base_url_gives_a_keyless_local_model(command: str, tmp_path: Path) -> None:
+    """`--model openai:NAME --base-url URL` on `mcpkit dev` and `mcpkit ui`: a local
+    OpenAI-compatible server needs no key (nothing listens there: no turn is asked)."""
+    url = "http://127.0.0.1:9/v1"
+    if command == "dev":
+        args = [str(WEATHER), "--no-open"]
+    else:
+        config = tmp_path / "mcp.json"
+        server = {"command": sys.executable, "args": ["-m", "mcpkit", "run", str(WEATHER)]}
+        config.write_text(json.dumps({"mcpServers": {"weather": server}}))
+        args = ["--config", str(config)]
+    async with mcpkit(
+        *args, "--model", "openai:llama3.1", "--base-url", url, tmp_path=tmp_path, command=command
+    ) as running:
+        assert "openai:llama3.1" in running.lines[-1]

@@ -14,11 +14,13 @@ from typing import Any
 import pytest
 
 from host_support import FakeAPI, anthropic_reply, api_error, api_path, openai_reply
+from model_apis import json_error
 from support import ROOT, free_port, scaled
 
 WEATHER = ROOT / "examples/weather_server.py"
 CLI_SERVER = ROOT / "tests/servers/cli_server.py"
-KEYS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY")
+KEYS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY", "GEMINI_API_KEY")
+KEYS += ("GOOGLE_API_KEY", "AZURE_OPENAI_API_KEY", "AZURE_OPENAI_AD_TOKEN")
 
 
 @pytest.fixture
@@ -149,3 +151,52 @@ async def test_host_log_level_shows_server_logs(tmp_path: Path) -> None:
     assert code == 0, err
     assert "cli/cli info: info note" in out and "cli/cli warning: warning sign" in out
     assert "debug detail" not in out
+
+
+def no_parallel_calls(step: Any) -> Any:
+    """A compatible server that refuses `parallel_tool_calls` with a 400, else answers `step`."""
+    refusal = {"error": {"message": "parallel_tool_calls is not supported", "type": "invalid"}}
+    return lambda body: json_error(400, refusal) if "parallel_tool_calls" in body else step
+
+
+async def test_host_on_a_local_openai_compatible_server(config: Path) -> None:
+    """The documented line: `mcpkit host --model openai:NAME --base-url http://127.0.0.1:PORT/v1`,
+    with no key anywhere, against a server that lacks parallel tool calls; the model calls the
+    real weather server's tool."""
+    step = openai_reply([("weather__forecast", {"city": "Oslo", "days": 1})], 1)
+    replies = [no_parallel_calls(step)] * 2 + [lambda body: openai_reply("Oslo: sunny.", 2)]
+    async with FakeAPI(api_path("openai"), replies) as api:
+        code, out, err = await mcpkit(
+            "host", "-c", str(config), "--model", "openai:llama3.1",
+            "--base-url", f"{api.url}/v1", "--allow", "weather__*", "Weather in Oslo?",
+            env=environment(),
+        )  # fmt: skip
+    assert code == 0, err
+    assert "Oslo: sunny." in out
+    assert ["parallel_tool_calls" in body for body in api.requests] == [True, False, False]
+    assert {body["model"] for body in api.requests} == {"llama3.1"}
+    assert api.seen[0][2]["Authorization"] == "Bearer not-needed"
+    result = api.requests[2]["messages"][-1]
+    assert result["role"] == "tool" and "Oslo" in result["content"]
+
+
+async def test_host_takes_its_model_from_the_config(tmp_path: Path) -> None:
+    path = tmp_path / "mcp.json"
+    server = {"command": sys.executable, "args": ["-m", "mcpkit", "run", str(WEATHER), "-q"]}
+    model = {"name": "openai:qwen3", "baseUrl": "${LOCAL_LLM}/v1", "apiKey": "${LLM_KEY}"}
+    path.write_text(json.dumps({"mcpServers": {"weather": server}, "model": model}))
+    async with FakeAPI(api_path("openai"), [lambda body: openai_reply("Hello.", 1)]) as api:
+        code, out, err = await mcpkit(
+            "host", "-c", str(path), "hi", env=environment(LOCAL_LLM=api.url, LLM_KEY="sk-local")
+        )
+    assert code == 0, err
+    assert "Hello." in out and api.requests[0]["model"] == "qwen3"
+    assert api.seen[0][2]["Authorization"] == "Bearer sk-local"
+
+
+async def test_base_url_without_a_model_is_one_line(config: Path) -> None:
+    code, _, err = await mcpkit(
+        "host", "-c", str(config), "--base-url", "http://127.0.0.1:1/v1", "hi", env=environment()
+    )
+    assert code == 1
+    assert "--base-url needs a model name: add --model openai:NAME" in one_error_line(err)

@@ -16,7 +16,7 @@ import typer
 
 from .client_commands import TargetArg
 from .errors import CLIError
-from .host import AllowOpt, ModelOpt
+from .host import AllowOpt, BaseUrlOpt, ModelOpt
 
 
 def dev_server(target: str | None, tail: list[str] | None) -> tuple[dict[str, Any], Path | None]:
@@ -84,6 +84,7 @@ def dev(
         bool, typer.Option("--open/--no-open", help="Open the page in your browser.")
     ] = True,
     model: ModelOpt = None,
+    base_url: BaseUrlOpt = None,
     allow: AllowOpt = None,
 ) -> None:
     """Inspect one server in your browser (tools, resources, prompts, its MCP Apps), no model
@@ -103,7 +104,7 @@ def dev(
     # No pin file: the developer changes the tools on purpose, and each save would withhold
     # them until approved. The log goes where `mcpkit ui` writes it.
     settings = HostSettings(log=state_path("host.log"))
-    llm = optional_model(model)
+    llm = optional_model(model, base_url)
     policy = ConsentPolicy(allow=list(allow or []))
     asyncio.run(_serve(cfg, name, watched, llm, settings, policy, port, open_browser))
 

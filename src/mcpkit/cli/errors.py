@@ -62,12 +62,26 @@ _STATUS_HINTS = {
 }
 
 
+#: The SDKs whose errors `describe_model_error` reads, by top-level package.
+_SDKS = {"anthropic": "anthropic", "openai": "openai", "google": "gemini"}  # google.genai
+#: The longest error detail a line carries (a proxy's HTML page must not fill the terminal).
+_DETAIL_MAX = 300
+
+
 def describe_model_error(exc: BaseException) -> str | None:
-    """A line for an `anthropic` or `openai` SDK error (connection, status, timeout), else None."""
-    package = type(exc).__module__.partition(".")[0]
-    if package not in ("anthropic", "openai"):
+    """A line for an `anthropic`, `openai` or `google-genai` SDK error (connection, status,
+    timeout) or an unusable reply, else None."""
+    from ..host.models.base import ModelAPIError
+
+    if isinstance(exc, ModelAPIError):
+        return one_line(str(exc))
+    module = type(exc).__module__
+    package = _SDKS.get("google" if module.startswith("google.genai") else module.split(".")[0])
+    if package is None:
         return None
     status = getattr(exc, "status_code", None)
+    if package == "gemini":
+        status = getattr(exc, "code", None)
     name = type(exc).__name__
     detail = _api_message(exc)
     if isinstance(status, int):
@@ -77,7 +91,7 @@ def describe_model_error(exc: BaseException) -> str | None:
         return one_line(f"{package} API error {status} ({hint}): {detail}")
     if "Timeout" in name:
         return f"{package} API timed out: try again (or check the network)"
-    if "Connection" in name:
+    if "Connection" in name or isinstance(exc, OSError):
         url = getattr(getattr(exc, "request", None), "url", None)
         where = f" at {url}" if url is not None else ""
         return one_line(f"cannot reach the {package} API{where}: {detail}; check the network")
@@ -85,14 +99,31 @@ def describe_model_error(exc: BaseException) -> str | None:
 
 
 def _api_message(exc: BaseException) -> str:
+    """The error's own words, whatever shape the server gave them: OpenAI's
+    `{"error": {"message"}}`, Ollama's `{"error": "..."}`, vLLM's `{"message"}`, a framework's
+    `{"detail"}`, Gemini's `message`, or a plain-text (even HTML) body, clipped."""
     body: Any = getattr(exc, "body", None)
     if isinstance(body, dict):
         error = body.get("error")
         if isinstance(error, dict) and isinstance(error.get("message"), str):
-            return str(error["message"])
-        if isinstance(body.get("message"), str):
-            return str(body["message"])
-    return str(exc) or type(exc).__name__
+            return _clip(error["message"])
+        for value in (error, body.get("message"), body.get("detail")):
+            if isinstance(value, str) and value.strip():
+                return _clip(value)
+        detail = body.get("detail")
+        if isinstance(detail, list) and detail and isinstance(detail[0], dict):
+            return _clip(str(detail[0].get("msg", detail[0])))
+    if isinstance(body, str) and body.strip():
+        return _clip(body)
+    message = getattr(exc, "message", None)  # google-genai's APIError
+    if isinstance(message, str) and message.strip():
+        return _clip(message)
+    return _clip(str(exc)) or type(exc).__name__
+
+
+def _clip(text: str) -> str:
+    text = one_line(text)
+    return text if len(text) <= _DETAIL_MAX else text[: _DETAIL_MAX - 1] + "…"
 
 
 def describe(exc: BaseException) -> str:

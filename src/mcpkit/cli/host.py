@@ -22,7 +22,22 @@ ServersOpt = Annotated[
 ]
 
 ModelOpt = Annotated[
-    str | None, typer.Option("--model", "-m", help="anthropic:NAME or openai:NAME.")
+    str | None,
+    typer.Option(
+        "--model",
+        "-m",
+        help="anthropic:NAME, openai:NAME, azure:DEPLOYMENT or gemini:NAME "
+        '(default: the config\'s "model", then the first API key set).',
+    ),
+]
+BaseUrlOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--base-url",
+        help="The model API's address, e.g. an OpenAI-compatible server's "
+        "http://127.0.0.1:11434/v1 (default: the config's, then OPENAI_BASE_URL).",
+        show_default=False,
+    ),
 ]
 AgentOpt = Annotated[
     str | None, typer.Option("--agent", "-a", help='An agent from the config\'s "agents".')
@@ -47,25 +62,31 @@ def _load(config: Path | None) -> Any:
         raise CLIError(str(exc)) from None
 
 
-_KEYS = {"anthropic": ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"), "openai": ("OPENAI_API_KEY",)}
+def _model(spec: str | None, base_url: str | None = None, config: Any = None) -> Any:
+    """The model adapter for `--model` / `--base-url` over the config's `"model"`, after checking
+    its SDK and credentials (one line each)."""
+    from ..host import ConfigError, make_model
+    from ..host.models.choice import ModelChoice, options_of
 
-
-def _model(spec: str | None) -> Any:
-    """The model adapter for `--model`, after checking its SDK and credentials (one line each)."""
-    import os
-
-    from ..host import make_model
-
-    provider = spec.partition(":")[0] if spec else None
-    keys = _KEYS.get(provider or "")
-    if keys and not any(os.environ.get(k) for k in keys):
-        other = "openai:NAME" if provider == "anthropic" else "anthropic:NAME"
-        raise CLIError(f"{spec} needs an API key: export {keys[0]}=... (or use --model {other})")
     try:
-        return make_model(spec)
+        choice = ModelChoice.from_config(config).override(spec, base_url)
+    except ConfigError as exc:
+        raise CLIError(str(exc)) from None
+    if choice.spec is None and choice.base_url is not None:
+        raise CLIError(
+            "--base-url needs a model name: add --model openai:NAME (or another provider)"
+        )
+    lacking = choice.missing()
+    if lacking is not None:
+        raise CLIError(lacking)
+    try:
+        return make_model(choice.spec, **options_of(choice))
     except ImportError as exc:
-        extra = provider or "anthropic"
-        raise CLIError(f"{exc}: pip install 'mcpkit[{extra}]'") from None
+        provider = choice.provider or "anthropic"
+        extra = "openai" if provider == "azure" else provider
+        raise CLIError(
+            f"the {provider} model needs its SDK ({exc}): pip install 'mcpkit[{extra}]'"
+        ) from None
     except ValueError as exc:
         raise CLIError(str(exc)) from None
     except Exception as exc:  # the SDK refused its configuration (e.g. a missing key)
@@ -75,16 +96,21 @@ def _model(spec: str | None) -> Any:
         raise CLIError(line) from None
 
 
-def optional_model(spec: str | None) -> Any:
-    """`_model`, except that with no `--model` and no API key in the environment the answer is
-    `NoModel` (`mcpkit ui`, `mcpkit dev`: the inspector and apps need no model)."""
+def optional_model(spec: str | None, base_url: str | None = None, config: Any = None) -> Any:
+    """`_model`, except that with no `--model`, no model in the config and no API key in the
+    environment the answer is `NoModel` (`mcpkit ui`, `mcpkit dev`: the inspector and apps
+    need no model)."""
     import os
 
+    from ..host.models.choice import KEYS
     from ..host.models.none import NoModel
 
-    if spec is None and not any(os.environ.get(k) for keys in _KEYS.values() for k in keys):
+    configured = config is not None and config.raw.get("model") is not None
+    keys = [k for provider in ("anthropic", "openai", "gemini") for k in KEYS[provider]]
+    chosen = spec is not None or base_url is not None or configured
+    if not chosen and not any(os.environ.get(k) for k in keys):
         return NoModel()
-    return _model(spec)
+    return _model(spec, base_url, config)
 
 
 class _Waiting:
@@ -213,6 +239,7 @@ def host(
     prompt: Annotated[str | None, typer.Argument(help="One-shot: ask this and exit.")] = None,
     config: ConfigOpt = None,
     model: ModelOpt = None,
+    base_url: BaseUrlOpt = None,
     agent: AgentOpt = None,
     servers: ServersOpt = None,
     allow: AllowOpt = None,
@@ -247,7 +274,7 @@ def host(
         raise CLIError(f"--log-level {log_level!r}: use one of {', '.join(LOG_LEVELS)}")
     cfg, chosen, agent_system, settings = _prepare(config, agent, servers, audit)
     interactive = not non_interactive and sys.stdin.isatty()
-    llm = _Waiting(_model(model))
+    llm = _Waiting(_model(model, base_url, cfg))
     console = Console()
 
     async def work() -> int:

@@ -11,6 +11,7 @@ from .errors import CLIError
 from .host import (
     AgentOpt,
     AuditOpt,
+    BaseUrlOpt,
     ConfigOpt,
     ModelOpt,
     ServersOpt,
@@ -23,6 +24,7 @@ from .host import (
 def ui(
     config: ConfigOpt = None,
     model: ModelOpt = None,
+    base_url: BaseUrlOpt = None,
     agent: AgentOpt = None,
     servers: ServersOpt = None,
     system: SystemOpt = None,
@@ -40,7 +42,7 @@ def ui(
     import asyncio
 
     cfg, chosen, agent_system, settings = _prepare(config, agent, servers, audit)
-    llm = optional_model(model)
+    llm = optional_model(model, base_url, cfg)
 
     async def work() -> None:
         from ..host.web import WebHost

@@ -6,6 +6,7 @@ from typing import Any
 
 from ..content import describe_block
 from ..conversation import AssistantMessage, Message, ToolCall, ToolResults, ToolSpec, UserMessage
+from .tools import anthropic_tools
 
 
 def _result_block(block: dict[str, Any]) -> dict[str, Any]:
@@ -62,13 +63,6 @@ def to_messages(history: list[Message]) -> list[dict[str, Any]]:
     return out
 
 
-def to_tools(tools: list[ToolSpec]) -> list[dict[str, Any]]:
-    return [
-        {"name": t.name, "description": t.description, "input_schema": t.input_schema}
-        for t in tools
-    ]
-
-
 def from_message(message: Any) -> AssistantMessage:
     text, calls = [], []
     for block in message.content:
@@ -105,5 +99,5 @@ class AnthropicModel:
         if system:
             kwargs["system"] = system
         if tools:
-            kwargs["tools"] = to_tools(tools)
+            kwargs["tools"] = anthropic_tools(tools)
         return from_message(await self.client.messages.create(**kwargs))

@@ -8,8 +8,9 @@ from ..conversation import AssistantMessage, Message, ToolSpec
 
 #: How to get a model, for a host started from the command line.
 HINT = (
-    "no model is set: export ANTHROPIC_API_KEY=... (or OPENAI_API_KEY=...), or pass "
-    "--model anthropic:NAME, and start again; the inspector and apps work without one"
+    "no model is set: export ANTHROPIC_API_KEY=... (or OPENAI_API_KEY, GEMINI_API_KEY), or "
+    "pass --model PROVIDER:NAME (a local server: --model openai:NAME --base-url URL), and "
+    "start again; the inspector and apps work without one"
 )
 
 
