@@ -10,13 +10,13 @@ import re
 import shlex
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
 import typer
 
 from .client_commands import TargetArg
 from .errors import CLIError
-from .host import AllowOpt, BaseUrlOpt, ModelOpt
+from .host import AllowOpt, BaseUrlOpt, ModelOpt, OpenOpt, WebPortOpt
 
 
 def dev_server(target: str | None, tail: list[str] | None) -> tuple[dict[str, Any], Path | None]:
@@ -79,10 +79,8 @@ def _name(text: str) -> str:
 def dev(
     ctx: typer.Context,
     target: TargetArg = None,
-    port: Annotated[int, typer.Option("--port", "-p", help="Port (0: any free port).")] = 0,
-    open_browser: Annotated[
-        bool, typer.Option("--open/--no-open", help="Open the page in your browser.")
-    ] = True,
+    port: WebPortOpt = 0,
+    open_browser: OpenOpt = True,
     model: ModelOpt = None,
     base_url: BaseUrlOpt = None,
     allow: AllowOpt = None,

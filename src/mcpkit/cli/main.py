@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import importlib
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from enum import StrEnum
 from typing import Annotated, Any
 
@@ -241,22 +241,31 @@ def _register_commands() -> None:
     from .pins import app as pins_app
     from .ui import ui
 
-    app.command()(discover)
-    app.command("list")(list_)
-    app.command()(call)
-    app.command()(read)
-    app.command()(prompt)
-    app.command()(install)
-    app.command("host")(host)
-    app.command("tools")(tools)
+    # In the order `mcpkit --help` lists them (the `pins` group between the two).
+    before: list[tuple[str, Callable[..., None]]] = [
+        ("discover", discover),
+        ("list", list_),
+        ("call", call),
+        ("read", read),
+        ("prompt", prompt),
+        ("install", install),
+        ("host", host),
+        ("tools", tools),
+    ]
+    after: list[tuple[str, Callable[..., None]]] = [
+        ("audit", audit),
+        ("lint", lint),
+        ("ui", ui),
+        ("dev", dev),
+        ("gateway", gateway),
+        ("record", record),
+        ("replay", replay),
+    ]
+    for name, command in before:
+        app.command(name)(command)
     app.add_typer(pins_app, name="pins")
-    app.command("audit")(audit)
-    app.command()(lint)
-    app.command("ui")(ui)
-    app.command()(dev)
-    app.command()(gateway)
-    app.command()(record)
-    app.command()(replay)
+    for name, command in after:
+        app.command(name)(command)
 
 
 _register_commands()

@@ -3,8 +3,6 @@ MCP Apps), on 127.0.0.1 with a random access token in the address it prints."""
 
 from __future__ import annotations
 
-from typing import Annotated
-
 import typer
 
 from .errors import CLIError
@@ -14,8 +12,11 @@ from .host import (
     BaseUrlOpt,
     ConfigOpt,
     ModelOpt,
+    OpenOpt,
     ServersOpt,
     SystemOpt,
+    WebHostOpt,
+    WebPortOpt,
     _prepare,
     optional_model,
 )
@@ -28,14 +29,10 @@ def ui(
     agent: AgentOpt = None,
     servers: ServersOpt = None,
     system: SystemOpt = None,
-    host: Annotated[
-        str, typer.Option("--host", help="Address to listen on (loopback unless you mean it).")
-    ] = "127.0.0.1",
-    port: Annotated[int, typer.Option("--port", "-p", help="Port (0: any free port).")] = 0,
+    host: WebHostOpt = "127.0.0.1",
+    port: WebPortOpt = 0,
     audit: AuditOpt = None,
-    open_browser: Annotated[
-        bool, typer.Option("--open/--no-open", help="Open the page in your browser.")
-    ] = False,
+    open_browser: OpenOpt = False,
 ) -> None:
     """Chat with an agent over the configured servers in your browser, inspect the servers,
     and use their MCP Apps."""

@@ -23,12 +23,7 @@ from ..protocol.jsonrpc import (
     decode,
     encode_request,
 )
-from ..protocol.transport import (
-    NotificationSink,
-    ServerRequestHandler,
-    TransportCapabilities,
-    also,
-)
+from ..protocol.transport import NotificationSink, ServerRequestHandler, TransportCapabilities, also
 from .errors import InvalidResponse, StreamBroken, TransportError
 from .http_failures import failure, raise_http_error, unexpected_content
 from .http_headers import CALL_HEADERS, ToolHeaderIndex, build_request_headers

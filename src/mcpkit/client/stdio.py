@@ -25,12 +25,7 @@ from ..protocol.jsonrpc import (
     encode_notification,
     encode_request,
 )
-from ..protocol.transport import (
-    NotificationSink,
-    ServerRequestHandler,
-    TransportCapabilities,
-    also,
-)
+from ..protocol.transport import NotificationSink, ServerRequestHandler, TransportCapabilities, also
 from ..protocol.versions import META_SUBSCRIPTION_ID
 from .errors import ConnectFailed, ConnectionClosed, TransportError
 from .transport import NotificationHandler, answer_request, dispatch_notification, logger
