@@ -52,7 +52,8 @@ def test_json_stays_valid_with_a_dead_server_which_is_reported_with_its_reason(
     tmp_path: Path,
 ) -> None:
     done, _ = tools(tmp_path, {"weather": WEATHER, "dead": DEAD}, scaled(60))
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 1, done.stderr  # a script sees a server missing
+
     listed = json.loads(done.stdout)  # nothing but the catalogue on stdout
     assert [(t["server"], t["tool"]) for t in listed] == [("weather", "forecast")]
     lines = done.stderr.splitlines()
@@ -69,7 +70,7 @@ def test_the_startup_timeout_bounds_the_wait(tmp_path: Path) -> None:
     done, took = tools(tmp_path, {"hung": HUNG}, 2)
     # It waited for the server as long as it was told, and not for the server's own 30 s.
     assert 2 <= took < 2 + scaled(10), took
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 1, done.stderr  # not listed: as missing as a failed one
     assert json.loads(done.stdout) == []
     assert "hung: no answer within 2 s (host.startupTimeout)" in done.stderr
 

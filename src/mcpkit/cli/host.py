@@ -181,7 +181,8 @@ def tools(
 
     The servers start in parallel, each with a line on stderr, for `host.startupTimeout`
     seconds at most; then each server's outcome (its tool count, or why it is not listed)
-    and the catalogue on stdout (a table, or JSON with --json)."""
+    and the catalogue on stdout (a table, or JSON with --json). Exit code 1 when a server
+    is not listed (it failed, or was still starting)."""
     import asyncio
 
     from ..host import ConfigError, ConsentPolicy, Fleet, HostSettings
@@ -215,8 +216,10 @@ def tools(
     )
     if json_output:
         typer.echo(json.dumps([_tool_json(a, t) for a, t in rows], indent=2))
-        return
-    _tool_table(stdout_console(), rows)
+    else:
+        _tool_table(stdout_console(), rows)
+    if ready < sum(o.ending != "disabled" for o in outcomes):
+        raise typer.Exit(1)  # a server is missing from the catalogue (failed, or still starting)
 
 
 def _tool_json(alias: str, target: Any) -> dict[str, Any]:
