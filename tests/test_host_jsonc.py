@@ -4,6 +4,7 @@ twin, in every place a config is read (`load_config`, `mcpkit install`), strings
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -113,3 +114,18 @@ def test_a_broken_file_is_one_line_with_its_place(tmp_path: Path) -> None:
         load_config(path, env={})
     assert str(path) in str(info.value) and "line" in str(info.value)
     assert "\n" not in str(info.value)
+
+
+def test_vscode_predefined_variables_expand(tmp_path: Path) -> None:
+    """VS Code's own variables in its `.vscode/mcp.json`: the workspace is the folder that
+    holds `.vscode`; the environment still wins for a name it sets."""
+    folder = tmp_path / "project" / ".vscode"
+    folder.mkdir(parents=True)
+    entry = {
+        "command": "${workspaceFolder}/bin/server",
+        "args": ["${workspaceFolderBasename}", "${userHome}${pathSeparator}x", "${env:HOME}"],
+    }
+    (folder / "mcp.json").write_text(json.dumps({"servers": {"s": entry}}))
+    server = load_config(folder / "mcp.json", env={"HOME": "/h"}).servers["s"]
+    assert server.command == f"{tmp_path / 'project'}/bin/server"
+    assert server.args == ("project", f"{Path.home()}{os.sep}x", "/h")

@@ -304,12 +304,28 @@ def load_config(
                 raise ConfigError(f"{candidate}: not valid JSON: {exc}") from None
             if path is None and (not isinstance(data, dict) or "mcpServers" not in data):
                 continue
-            return parse_config(data, source=str(candidate), env=env)
+            environ = os.environ if env is None else env
+            return parse_config(data, source=str(candidate), env={**_vscode(candidate), **environ})
     if path is not None:
         raise ConfigError(f"{path}: no such file")
     raise ConfigError(
         "no MCP configuration found (looked in: " + ", ".join(map(str, candidates)) + ")"
     )
+
+
+def _vscode(path: Path) -> dict[str, str]:
+    """VS Code's predefined variables for a config file (`${workspaceFolder}` and kin): the
+    workspace is the folder holding `.vscode/`, else the file's own folder. A variable of the
+    same name in the environment wins; `${input:...}` (asked by VS Code) stays as written."""
+    folder = path.resolve().parent
+    if folder.name == ".vscode":
+        folder = folder.parent
+    return {
+        "workspaceFolder": str(folder),
+        "workspaceFolderBasename": folder.name,
+        "userHome": str(Path.home()),
+        "pathSeparator": os.sep,
+    }
 
 
 def default_config_paths() -> list[Path]:
