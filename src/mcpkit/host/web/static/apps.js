@@ -6,6 +6,7 @@
 // (theme, display mode, room) and, before its frame goes, asks it to tear down.
 import { applySize, dimensions, hostContext, onThemeChange, resultingMode, themeContext } from "./appcontext.js";
 import { api, confirmDialog, h, json, sandboxOrigin, urlBox } from "./dom.js";
+import { textOf } from "./results.js";
 
 const PROTOCOL = "2026-01-26";
 const HOST_INFO = { name: "mcpkit", version: "1" };
@@ -205,8 +206,7 @@ export class AppView {
         return {};
       }
       case "ui/message": {
-        const text = (Array.isArray(params.content) ? params.content : [params.content])
-          .filter((c) => c && c.type === "text").map((c) => c.text).join("\n");
+        const text = textOf(Array.isArray(params.content) ? params.content : [params.content]);
         if (!text) throw err(-32602, "Invalid message format");
         this.onMessageText(text, ev.server);  // into the composer: the user decides to send it
         return {};

@@ -4,7 +4,7 @@
 import { AppView } from "./apps.js";
 import { api, fill, h, json, urlBox } from "./dom.js";
 import { schemaForm } from "./forms.js";
-import { resultView } from "./results.js";
+import { resultView, textOf } from "./results.js";
 
 const messages = document.getElementById("messages");
 const cards = new Map();      // call id → {el, body, progress, app, raw, cancelled, result, folds}
@@ -56,8 +56,7 @@ function result(ev) {
     entry.raw = ev.raw;
     entry.app?.toolResult(ev.raw);
   } else if ("raw" in ev) {  // a call with an app ended without a result: tell the app
-    const text = (ev.content || []).filter((b) => b.type === "text").map((b) => b.text).join("\n");
-    entry.cancelled = text || "the call ended without a result";
+    entry.cancelled = textOf(ev.content) || "the call ended without a result";
     entry.app?.toolCancelled(entry.cancelled);
   }
 }

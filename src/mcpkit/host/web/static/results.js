@@ -38,6 +38,11 @@ function block(b, structured) {
   }
 }
 
+/** The text blocks of a content list, one per line (what a plain-text view of it says). */
+export function textOf(content) {
+  return (content || []).filter((b) => b && b.type === "text").map((b) => b.text).join("\n");
+}
+
 /** A JSON value as a tree of <details>: objects and arrays fold, the first levels open. */
 export function tree(value, key = null, depth = 0) {
   const name = key === null ? null : h("span", { class: "key" }, String(key));
