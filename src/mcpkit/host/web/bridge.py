@@ -92,11 +92,11 @@ class AppHost:
             self.allowed(event.call)
         elif isinstance(event, CallSent) and event.call.call_id in self.ui.app_calls:
             call_id = event.call.call_id
-            self._request_ids.setdefault(call_id, event.request_id)
-            if call_id in self._shown:  # the app was shown first: tell the page now
-                self.hub.publish(
-                    "app-request", id=self._shown[call_id], call=call_id, request=event.request_id
-                )
+            shown = self._shown.get(call_id)
+            if shown is None:  # its app is still being fetched: `open` takes the id
+                self._request_ids.setdefault(call_id, event.request_id)
+            else:  # the app was shown first: tell the page now (kept nowhere: nothing reads it)
+                self.hub.publish("app-request", id=shown, call=call_id, request=event.request_id)
         elif isinstance(event, CallFinished):
             self._shown.pop(event.call.call_id, None)
 
