@@ -12,6 +12,7 @@ import signal
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import aiohttp
@@ -383,3 +384,35 @@ def test_a_pinned_app_only_tool_turned_visible_to_the_model_is_withheld(tmp_path
     # Tools without MCP Apps metadata keep the hash they had (pin files stay valid).
     plain = {"name": "t", "description": "d", "_meta": {"other": 1}}
     assert tool_hash(plain) == tool_hash({"name": "t", "description": "d"})
+
+
+async def test_an_apps_resource_is_read_once_though_two_calls_ask_at_once() -> None:
+    """Two calls of tools sharing one `ui://` resource, the second allowed while the first
+    read is still on the wire, share that read: the second app is shown even if its server
+    dies before answering a second read (the CI failure of
+    test_tool_cancelled_when_the_server_dies_before_answering)."""
+    from mcpkit import Server
+    from mcpkit.client import Client
+    from mcpkit.host.web.bridge import AppHost
+
+    server = Server("apps")
+    reads: list[str] = []
+    started, release = asyncio.Event(), asyncio.Event()
+
+    @server.resource("ui://apps/view", mime_type=APP_MIME)
+    async def view() -> str:
+        reads.append("read")
+        started.set()
+        await release.wait()
+        return "<p>v</p>"
+
+    hub = EventHub()
+    apps = AppHost(hub, WebUI(hub, Questions(hub)), "http://127.0.0.1:9")
+    async with Client(server.memory_transport()) as client:
+        link = SimpleNamespace(name="apps", client=client, up=True)
+        first = asyncio.ensure_future(apps.resource(link, "ui://apps/view"))  # type: ignore[arg-type]
+        second = asyncio.ensure_future(apps.resource(link, "ui://apps/view"))  # type: ignore[arg-type]
+        await asyncio.wait_for(started.wait(), scaled(10))
+        release.set()
+        assert (await first).html == (await second).html == "<p>v</p>"
+    assert reads == ["read"]

@@ -68,7 +68,9 @@ class AppHost:
         self.apps: dict[str, AppSession] = {}
         self.fleet: Fleet | None = None
         self.agent: Agent | None = None
-        self._cache: dict[tuple[str, str], AppResource] = {}
+        #: (server, uri) → its read, shared while on the wire: calls of tools with one app
+        #: wait for one read, so a server that dies after it still shows them all.
+        self._cache: dict[tuple[str, str], asyncio.Future[AppResource]] = {}
         self._calls = itertools.count(1)
         self._tasks: set[asyncio.Task[None]] = set()
         #: How an app rendered in the inspector calls its tools: as the inspector's own calls
@@ -183,12 +185,24 @@ class AppHost:
     async def resource(self, link: ServerLink, uri: str) -> AppResource:
         """The `ui://` resource, read once per server (templates are static: SEP-1865)."""
         key = (link.name, uri)
-        if key not in self._cache:
+        read = self._cache.get(key)
+        if read is None:
             if link.client is None or not link.up:
                 raise AppResourceError(f"the {link.name!r} server is not connected")
-            result = await link.client.request("resources/read", {"uri": uri}, use_cache=False)
-            self._cache[key] = app_resource(uri, result)
-        return self._cache[key]
+            read = self._cache[key] = asyncio.ensure_future(self._read(link, uri))
+            read.add_done_callback(_retrieved)  # its callers may all have gone
+        try:
+            return await asyncio.shield(read)  # one caller cancelled leaves the read to others
+        except (AppResourceError, MCPError, ClientError):
+            if self._cache.get(key) is read:
+                del self._cache[key]  # a failed read is tried again by the next call
+            raise
+
+    @staticmethod
+    async def _read(link: ServerLink, uri: str) -> AppResource:
+        assert link.client is not None
+        result = await link.client.request("resources/read", {"uri": uri}, use_cache=False)
+        return app_resource(uri, result)
 
     # -- what apps ask -----------------------------------------------------------------
     async def call_tool(
@@ -322,3 +336,8 @@ def _tool(link: ServerLink, name: str) -> Tool | None:
 
 def _text(result: ToolResult) -> str:
     return " ".join(str(b.get("text", "")) for b in result.content if b.get("type") == "text")
+
+
+def _retrieved(read: asyncio.Future[AppResource]) -> None:
+    if not read.cancelled():
+        read.exception()
