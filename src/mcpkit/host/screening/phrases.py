@@ -126,8 +126,8 @@ def _words(name: str) -> bool:
 def named_tools(text: str, others: Iterable[str]) -> list[str]:
     """The names in `others` (other servers' tools, or `server__tool` aliases) that `text`
     mentions as whole words."""
-    found = []
-    for name in others:
-        if _words(name) and re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text):
-            found.append(name)
-    return found
+    words = set(_WORD.findall(text))
+    return [name for name in others if name in words and _words(name)]
+
+
+_WORD = re.compile(r"[\w-]+")
