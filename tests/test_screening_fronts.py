@@ -10,13 +10,12 @@ from pathlib import Path
 from typing import Any
 
 from gateway_support import serving
-from host_support import RecordingUI
+from host_support import RecordingUI, calls_then_done
 from mcpkit.client import Client
 from mcpkit.gateway import Gateway
 from mcpkit.host import Host, HostSettings, parse_config
 from mcpkit.host.consent import ConsentPolicy
-from mcpkit.host.conversation import AssistantMessage, Message, ToolCall, ToolResults, ToolSpec
-from mcpkit.host.models.scripted import ScriptedModel
+from mcpkit.host.conversation import ToolResults
 from support import ROOT
 
 SERVER = str(ROOT / "tests/servers/hidden_server.py")
@@ -28,16 +27,6 @@ def entry(**more: Any) -> dict[str, Any]:
     return {"command": sys.executable, "args": [SERVER], **more}
 
 
-def model(*calls: tuple[str, dict[str, Any]]) -> ScriptedModel:
-    def call(history: list[Message], tools: list[ToolSpec]) -> AssistantMessage:
-        return AssistantMessage("", [ToolCall(f"c{i}", n, a) for i, (n, a) in enumerate(calls)])
-
-    def done(history: list[Message], tools: list[ToolSpec]) -> AssistantMessage:
-        return AssistantMessage("done")
-
-    return ScriptedModel([call, done])
-
-
 def hidden(text: str) -> bool:
     return any(0xE0000 <= ord(c) <= 0xE007F or c == "\u200b" for c in text)
 
@@ -45,7 +34,9 @@ def hidden(text: str) -> bool:
 async def test_the_agent_cleans_definitions_and_results_before_the_model(tmp_path: Path) -> None:
     ui = RecordingUI()
     config = parse_config({"mcpServers": {"poison": entry()}}, env={})
-    calls = model(("poison__smuggle", {"text": "hi"}), ("poison__echo", {"text": "plain"}))
+    calls = calls_then_done(
+        ("poison__smuggle", {"text": "hi"}), ("poison__echo", {"text": "plain"})
+    )
     settings = HostSettings(pins=tmp_path / "pins.json")
     async with Host(
         config, model=calls, ui=ui, policy=ConsentPolicy(allow=["*"]), settings=settings
