@@ -4,8 +4,10 @@ The labelled set (eval/screening.json: poisoned definitions written after publis
 tool-poisoning examples, and clean near misses) and the 26 real catalogues of
 `make eval-tools` (tests/data/tool_catalogues, every tool clean) go through
 `mcpkit.host.screening.flag`, each tool with the other servers' tool names as `others` (as the
-host passes them). Printed: precision and recall of "held for approval", the misses, and
-every false positive on the real catalogues (each one costs a user an approval).
+host passes them). Printed: precision and recall of "held for approval", the misses, every
+false positive on the real catalogues (each one costs a user an approval), and the figures
+of the parts written after the patterns: `tuned-after` (the patterns were then tuned on it)
+and `held-out` (never tuned on: the honest figure for attacks worded otherwise).
 
     .venv/bin/python eval/screening.py [--verbose]
 """

@@ -1,7 +1,8 @@
 """Tool results screened before the model (or the gateway's caller) reads them: hidden
 characters removed (`host.screening`), the caller told in a note at the end of the result, the
 user in a `ContentScreened` event, the log in a warning. A result is never held back: what a
-result says is the server's answer, judged by the model with the note beside it."""
+result says is the server's answer, judged by the model with the note beside it (TOOL-25:
+validate results before the model sees them)."""
 
 from __future__ import annotations
 

@@ -68,7 +68,7 @@ dangerous-command hold: asks to run a destructive or remote command
 
 exfiltration hold: sends data out quietly
     \b(?:silently|quietly|secretly|covertly)\s+(?:\w+\s+){0,2}?(?:upload|send|post|
-    forward|transmit|copy|share|exfiltrat\w*)\b
+    forward|transmit|copy|share|exfiltrat\w*)(?:s|es|ed|ing)?\b
 
 addresses-model hint: orders the model about
     \byou\s+(?:must|have\s+to|are\s+required\s+to|need\s+to|shall)\b|
