@@ -273,7 +273,7 @@ class UpstreamLink(ServerLink):
                     f"it was pinned; it is withheld until approved (mcpkit pins diff {self.name})"
                 )
         screened = self.screen.screen(self.name, self._valid(offered), ())
-        self.catalog.tools = [s.offered for s in screened.values()]
+        self.catalog.tools = [s.offered for s in screened]
         self.tools = [Tool.from_wire(t) for t in self.catalog.tools]
 
     def _valid(self, tools: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -172,13 +172,13 @@ class Fleet:
         for link in up:
             owned = set(link.config.host_owned)
             screened = self._screen_tools(link.name, offered)
-            for tool in offered[link.name]:
-                if screened[tool.name].hidden:
-                    tool = Tool.from_wire(screened[tool.name].offered)
+            for tool, screening in zip(offered[link.name], screened, strict=True):
+                if screening.hidden:
+                    tool = Tool.from_wire(screening.offered)
                 schema = adapt(without(tool.input_schema, owned))
                 self._targets[self.names.alias(link.name, tool.name)] = Target(link, tool, schema)
 
-    def _screen_tools(self, server: str, offered: dict[str, list[Tool]]) -> dict[str, Screening]:
+    def _screen_tools(self, server: str, offered: dict[str, list[Tool]]) -> list[Screening]:
         """The content checks of one server's tools, against every other server's tool names
         (as the server calls them and as the model does)."""
         others = [

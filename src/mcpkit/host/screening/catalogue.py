@@ -25,18 +25,18 @@ class DefinitionScreen:
 
     def screen(
         self, server: str, tools: Iterable[dict[str, Any]], others: Iterable[str]
-    ) -> dict[str, Screening]:
-        """Each tool's screening by name. `others`: the other servers' tool names (plain and
+    ) -> list[Screening]:
+        """Each tool's screening, in order. `others`: the other servers' tool names (plain and
         as aliases); the server's own names are never "another server's"."""
         tools = list(tools)
         own = [str(t.get("name")) for t in tools]
         names = frozenset(n for n in others if n not in own)
-        out: dict[str, Screening] = {}
+        out: list[Screening] = []
         for raw in tools:
             name = str(raw.get("name"))
             known = self._seen.get((server, name))
             if known is not None and known[0] == raw and known[1] == names:
-                out[name] = known[2]
+                out.append(known[2])
                 continue
             screening = screen_definition(raw, others=names, own=own)
             self._seen[(server, name)] = (raw, names, screening)
@@ -44,7 +44,7 @@ class DefinitionScreen:
             if screening.findings and said not in self._reported:
                 self._reported.add(said)
                 self._report(server, name, screening)
-            out[name] = screening
+            out.append(screening)
         return out
 
     def _report(self, server: str, tool: str, screening: Screening) -> None:
