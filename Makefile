@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN     = $(VENV)/bin
 STAMP   = $(VENV)/.installed-stamp
 
-.PHONY: test lint typecheck unit demo demo-ui screenshots docs conformance bench clean eval-tools
+.PHONY: test lint typecheck unit demo demo-ui screenshots docs conformance bench clean eval-tools eval-screening
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { echo "mcpkit needs Python 3.11+ (set PYTHON=...)"; exit 1; }
@@ -48,6 +48,9 @@ screenshots: $(STAMP)
 # host's default end to end (about 3 minutes; the dev extras bring the embedding model).
 eval-tools: $(STAMP)
 	$(BIN)/python eval/tool_search.py
+
+eval-screening: $(STAMP)
+	$(BIN)/python eval/screening.py
 
 # The documentation site (MkDocs Material, strict: any warning fails) into site/.
 DOCS_STAMP = $(VENV)/.docs-stamp

@@ -19,7 +19,8 @@ from aiohttp import web
 from mcpkit.client.inputs import Elicitation
 from mcpkit.host import Decision, Host, HostConfig, HostSettings, PendingCall, parse_config
 from mcpkit.host.backoff import Backoff
-from mcpkit.host.conversation import ToolResult
+from mcpkit.host.conversation import AssistantMessage, Message, ToolCall, ToolResult, ToolSpec
+from mcpkit.host.models.scripted import ScriptedModel
 from mcpkit.host.supervision import StateChange
 from mcpkit.host.ui import Answer
 from support import ROOT, free_port, wait_port
@@ -364,3 +365,15 @@ def images(provider: str, body: dict[str, Any]) -> list[str]:
 
     walk(body["messages"])
     return found
+
+
+def calls_then_done(*calls: tuple[str, dict[str, Any]]) -> ScriptedModel:
+    """A model that makes these tool calls in its first round, then answers "done"."""
+
+    def call(history: list[Message], tools: list[ToolSpec]) -> AssistantMessage:
+        return AssistantMessage("", [ToolCall(f"c{i}", n, a) for i, (n, a) in enumerate(calls)])
+
+    def done(history: list[Message], tools: list[ToolSpec]) -> AssistantMessage:
+        return AssistantMessage("done")
+
+    return ScriptedModel([call, done])

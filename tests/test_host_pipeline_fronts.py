@@ -11,13 +11,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from host_support import RecordingUI
+from host_support import RecordingUI, calls_then_done
 from mcpkit.host import Host, parse_config
 from mcpkit.host.audit import read_audit
 from mcpkit.host.config import HostConfig
 from mcpkit.host.consent import ConsentPolicy
-from mcpkit.host.conversation import AssistantMessage, Message, ToolCall, ToolResults, ToolSpec
-from mcpkit.host.models.scripted import ScriptedModel
+from mcpkit.host.conversation import Message, ToolResults
 from mcpkit.host.settings import HostSettings
 from mcpkit.host.web import WebHost
 from mcpkit.host.web.inspector import InspectError
@@ -42,16 +41,6 @@ def settings(tmp_path: Path) -> HostSettings:
     return HostSettings(audit=tmp_path / "audit.jsonl", pins=tmp_path / "pins.json")
 
 
-def model(*calls: tuple[str, dict[str, Any]]) -> ScriptedModel:
-    def call(history: list[Message], tools: list[ToolSpec]) -> AssistantMessage:
-        return AssistantMessage("", [ToolCall(f"c{i}", n, a) for i, (n, a) in enumerate(calls)])
-
-    def done(history: list[Message], tools: list[ToolSpec]) -> AssistantMessage:
-        return AssistantMessage("done")
-
-    return ScriptedModel([call, done])
-
-
 def texts(history: list[Message]) -> list[str]:
     last = next(m for m in reversed(history) if isinstance(m, ToolResults))
     return [" ".join(str(b.get("text", "")) for b in r.content) for r in last.results]
@@ -59,13 +48,15 @@ def texts(history: list[Message]) -> list[str]:
 
 async def pin_first_definitions(tmp_path: Path) -> None:
     """A first session pins the server's tools as they are (variant 1)."""
-    async with Host(config(), model=model(), ui=RecordingUI(), settings=settings(tmp_path)):
+    async with Host(
+        config(), model=calls_then_done(), ui=RecordingUI(), settings=settings(tmp_path)
+    ):
         pass
 
 
 async def test_agent_runs_every_policy(tmp_path: Path) -> None:
     await pin_first_definitions(tmp_path)
-    calls = model(("shop__wipe", {}), ("shop__order", {"sku": "B"}), ("shop__stall", {}))
+    calls = calls_then_done(("shop__wipe", {}), ("shop__order", {"sku": "B"}), ("shop__stall", {}))
     policy = ConsentPolicy(allow=["shop__*"], deny=["shop__wipe"])
     ui = RecordingUI()
     # Variant 2 changed `order` since it was pinned: it is withheld from the model.
@@ -86,7 +77,7 @@ async def test_agent_runs_every_policy(tmp_path: Path) -> None:
 
 
 async def test_agent_refuses_a_host_owned_argument_and_fills_it(tmp_path: Path) -> None:
-    calls = model(
+    calls = calls_then_done(
         ("shop__order", {"sku": "A", "customer_id": "C-9"}), ("shop__order", {"sku": "B"})
     )
     ui = RecordingUI()
@@ -121,7 +112,10 @@ async def test_web_ui_runs_the_pipeline_for_the_inspector_and_the_chat(tmp_path:
     await pin_first_definitions(tmp_path)
     policy = ConsentPolicy(deny=["shop__wipe"])
     web = WebHost(
-        config("2"), model=model(("shop__wipe", {})), settings=settings(tmp_path), policy=policy
+        config("2"),
+        model=calls_then_done(("shop__wipe", {})),
+        settings=settings(tmp_path),
+        policy=policy,
     )
     async with web:
         assert web.agent is not None

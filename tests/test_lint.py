@@ -58,6 +58,11 @@ def test_each_rule_fires_on_the_bad_server() -> None:
     assert by_rule["C101"]["message"].endswith("(136 tools)")
     assert by_rule["C103"]["message"].endswith("('Get-Stock', 'get_stock')")
     assert out["counts"] == {"tools": 136, "prompts": 1, "templates": 1}
+    # The host's content checks (host.screening), as the server's author sees them.
+    assert by_rule["T150"]["target"] == "tool 'filler_0'"
+    assert "removed 1 invisible format characters" in by_rule["T150"]["message"]
+    assert by_rule["T151"]["target"] == "tool 'filler_1'"
+    assert "keep something from the user ('Do not tell the user')" in by_rule["T151"]["message"]
     assert out["summary"]["error"] == sum(f["severity"] == "error" for f in out["findings"])
 
 

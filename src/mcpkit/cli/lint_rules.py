@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+from ..host.screening import screen_definition
 from ..protocol.headers import InvalidHeaderAnnotation, find_header_params
 
 __all__ = ["RULES", "Catalogue", "Finding", "Rule", "check"]
@@ -132,6 +133,14 @@ RULES: dict[str, Rule] = {
              "make optional parameters nullable and required, and forbid extra properties"),
         Rule("T140", "tool-tokens", "warning", f"the definition is over {TOOL_TOKENS} tokens",
              "shorten the description and simplify the schema"),
+        Rule("T150", "hidden-characters", "error", "the definition holds hidden characters "
+             "(tag characters, bidirectional controls, zero-width or other invisible ones): hosts "
+             "remove them and may hold the tool for approval", "remove them; keep zero-width "
+             "joiners only inside emoji and the words of scripts that need them"),
+        Rule("T151", "instruction-like-text", "error", "the definition reads like orders to "
+             "the model (addressing it, asking for secrets, sending data somewhere, naming "
+             "another server's tool, a look-alike name): hosts hold it for the user's approval",
+             "say what the tool does and when to use it; leave orders to the model out"),
         Rule("C101", "too-many-tools", "error", f"more than {MAX_TOOLS} tools: OpenAI rejects "
              "the request", "split the server, or expose fewer, broader tools"),
         Rule("C102", "catalogue-tokens", "warning", f"the tool catalogue is over "
@@ -181,6 +190,7 @@ def _tool(tool: dict[str, Any], tokens: int) -> Iterator[Finding]:
     elif len(name) > LONG_NAME:
         yield _found("T102", where, f"{len(name)} characters")
     yield from _description(tool, where)
+    yield from _content(tool, where)
     schema = tool.get("inputSchema")
     if not isinstance(schema, dict) or schema.get("type") != "object":
         yield _found("T130", where)
@@ -204,6 +214,17 @@ def _description(tool: dict[str, Any], where: str) -> Iterator[Finding]:
         yield _found("T112", where)
     if not WHEN_RE.search(text):
         yield _found("T113", where)
+
+
+def _content(tool: dict[str, Any], where: str) -> Iterator[Finding]:
+    """The host's content checks (`host.screening`): what a host removes (T150) or holds for
+    approval (T151). Alone, the server's own definitions: no other server's names."""
+    screening = screen_definition(tool)
+    for f in screening.findings:
+        if f.kind == "hidden-characters":
+            yield _found("T150", where, str(f))
+    if screening.reason is not None and not screening.hidden:
+        yield _found("T151", where, screening.reason)
 
 
 def _schema(schema: dict[str, Any], where: str) -> Iterator[Finding]:

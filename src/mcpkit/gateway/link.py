@@ -27,6 +27,7 @@ from ..host.config import ServerConfig
 from ..host.conversation import ToolResult
 from ..host.link import ServerLink
 from ..host.pipeline import ConsentPolicy, Decision, PendingCall, ToolPins
+from ..host.screening.catalogue import DefinitionScreen
 from ..host.supervision import StateChange
 from ..protocol.errors import MCPError, MethodNotFound
 from ..protocol.tasks import TASKS_EXTENSION
@@ -124,6 +125,8 @@ class UpstreamLink(ServerLink):
         self._closing: set[asyncio.Task[None]] = set()
         #: Tools withheld for a definition no client can accept, warned about once each.
         self._invalid: set[tuple[str, str | None]] = set()
+        #: Content checks of the definitions (hidden characters removed, findings warned once).
+        self.screen = DefinitionScreen(self.ui.warn)
         #: Called with the list method whose catalogue changed, and with updated resource URIs.
         self.on_catalog = on_catalog
         self.on_update = on_update
@@ -269,7 +272,8 @@ class UpstreamLink(ServerLink):
                     f"server {self.name!r} changed the definition of tool {change.tool!r} since "
                     f"it was pinned; it is withheld until approved (mcpkit pins diff {self.name})"
                 )
-        self.catalog.tools = self._valid(offered)
+        screened = self.screen.screen(self.name, self._valid(offered), ())
+        self.catalog.tools = [s.offered for s in screened]
         self.tools = [Tool.from_wire(t) for t in self.catalog.tools]
 
     def _valid(self, tools: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -29,6 +29,8 @@ from .retry import RetryPolicy
 if TYPE_CHECKING:
     from ..telemetry.config import Telemetry
 from .schemas import AdaptedSchema, adapt, without
+from .screening import Screening
+from .screening.catalogue import DefinitionScreen
 from .supervision import LinkState, StateChange
 from .ui import HostUI
 
@@ -90,6 +92,8 @@ class Fleet:
         self._targets: dict[str, Target] = {}
         self._started = False
         self._shown: dict[str, tuple[LinkState, str | None]] = {}
+        #: Content checks of each definition (`host.screening`), reported once each.
+        self.screen = DefinitionScreen(ui.warn)
 
     def _changed(self, link: ServerLink, change: StateChange) -> None:
         """Show the user transitions, not the churn of retries: connection attempts are
@@ -167,9 +171,24 @@ class Fleet:
         self._targets = {}
         for link in up:
             owned = set(link.config.host_owned)
-            for tool in offered[link.name]:
+            screened = self._screen_tools(link.name, offered)
+            for tool, screening in zip(offered[link.name], screened, strict=True):
+                if screening.hidden:
+                    tool = Tool.from_wire(screening.offered)
                 schema = adapt(without(tool.input_schema, owned))
                 self._targets[self.names.alias(link.name, tool.name)] = Target(link, tool, schema)
+
+    def _screen_tools(self, server: str, offered: dict[str, list[Tool]]) -> list[Screening]:
+        """The content checks of one server's tools, against every other server's tool names
+        (as the server calls them and as the model does)."""
+        others = [
+            name
+            for other, tools in offered.items()
+            if other != server
+            for t in tools
+            for name in (t.name, self.names.alias(other, t.name))
+        ]
+        return self.screen.screen(server, [t.raw for t in offered[server]], others)
 
     def catalog(self) -> list[ToolSpec]:
         return [

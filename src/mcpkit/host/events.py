@@ -76,6 +76,14 @@ class CallFinished(CallEvent):
 
 
 @dataclass(frozen=True, slots=True)
+class ContentScreened(CallEvent):
+    """Hidden characters were removed from the call's result (`host.screening`): where and
+    what, one phrase."""
+
+    removed: str
+
+
+@dataclass(frozen=True, slots=True)
 class AuditRecorded:
     """One audit line, as written (also when no audit file is configured: `written` False)."""
 
@@ -90,6 +98,7 @@ Event = (
     | CallSent
     | CallProgress
     | CallFinished
+    | ContentScreened
     | AuditRecorded
     | StateChange
 )
@@ -126,6 +135,10 @@ def to_ui(ui: HostUI) -> Listener:
             ui.tool_call(event.call, event.decision)
         elif isinstance(event, CallRefused):
             ui.warn(f"refused {event.call.alias}: {event.reason}")
+        elif isinstance(event, ContentScreened):
+            ui.warn(
+                f"{event.call.alias}: hidden characters removed from its result: {event.removed}"
+            )
         elif isinstance(event, CallProgress):
             ui.progress(event.call, event.done, event.total, event.message)
         elif isinstance(event, CallFinished):

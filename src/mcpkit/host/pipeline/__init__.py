@@ -2,7 +2,7 @@
 inspector and MCP Apps, the gateway) goes through one chain of small policies.
 
 - `record`: the contract: the `Call` record, its `Outcome`, `Policy`, `chain()`.
-- one module per policy: `resolve`, `host_owned`, `pins`, `consent`, `hook`, `budget`,
+- one module per policy: `resolve`, `host_owned`, `pins`, `consent`, `hook`, `budget`, `screen`,
   `audit`, `telemetry`, `present`, `failures`, `retry`, `attempt`, `deadline`; `send` ends it.
 - events (`host.events`, re-exported here): typed events on a bus the terminal and the web UI
   subscribe to.
@@ -25,6 +25,7 @@ from ..events import (
     CallProgress,
     CallRefused,
     CallSent,
+    ContentScreened,
     Event,
     EventBus,
     to_ui,
@@ -49,6 +50,7 @@ __all__ = [
     "Consent",
     "ConsentPolicy",
     "ConsentRules",
+    "ContentScreened",
     "Decision",
     "Event",
     "EventBus",

@@ -1,10 +1,11 @@
 """The chain each front end runs, assembled from its choice of policies.
 
     agent      Telemetry, Resolve, Audit, Present, HostOwned, Pins, Consent, [Hook],
-               Budget, Failures, Retry, Attempt, Deadline → Send
+               Budget, Screen, Failures, Retry, Attempt, Deadline → Send
     inspector  Audit, HostOwned, Pins, Failures, Attempt, Deadline → Send
-               (the user typed the call: no consent question, no retry, no output budget)
-    gateway    Audit, HostOwned, Pins, Consent, [Budget], [Retry], Attempt, Deadline → the
+               (the user typed the call: no consent question, no retry, no output budget;
+               the result is shown as the server sent it, hidden characters included)
+    gateway    Audit, HostOwned, Pins, Consent, [Budget], Screen, [Retry], Attempt, Deadline → the
                front's forwarding (retry off unless configured: the calling client retries;
                the output budget when configured; each backend's `timeout`/`timeouts`)
 
@@ -34,6 +35,7 @@ from .present import Present
 from .record import Call, Next, Outcome, Policy, chain
 from .resolve import Resolve
 from .retry import Retry
+from .screen import Screen
 from .send import Send
 from .telemetry import Spans, Telemetry
 
@@ -90,7 +92,7 @@ def for_agent(
     ]
     if on_call is not None:
         policies.append(Hook(on_call, bus))
-    policies += [budget, *sending()]
+    policies += [budget, Screen(bus), *sending()]
     return Pipeline(policies, bus)
 
 
@@ -127,6 +129,7 @@ def for_gateway(
     ]
     if output_budget is not None:
         policies.append(Budget(output_budget, None))
+    policies.append(Screen(bus))
     if retry is not None:
         policies.append(Retry(retry, rounds))
     policies += [Attempt(), Deadline()]

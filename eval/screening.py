@@ -1,0 +1,99 @@
+"""`make eval-screening`: how well the content checks hold poisoned tool definitions.
+
+The labelled set (eval/screening.json: poisoned definitions written after published
+tool-poisoning examples, and clean near misses) and the 26 real catalogues of
+`make eval-tools` (tests/data/tool_catalogues, every tool clean) go through
+`mcpkit.host.screening.flag`, each tool with the other servers' tool names as `others` (as the
+host passes them). Printed: precision and recall of "held for approval", the misses, every
+false positive on the real catalogues (each one costs a user an approval), and the figures
+of the parts written after the patterns: `tuned-after` (the patterns were then tuned on it)
+and `held-out` (never tuned on: the honest figure for attacks worded otherwise).
+
+    .venv/bin/python eval/screening.py [--verbose]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from mcpkit.host.screening import flag
+
+ROOT = Path(__file__).resolve().parent.parent
+LABELLED = ROOT / "eval/screening.json"
+CATALOGUES = ROOT / "tests/data/tool_catalogues"
+
+
+def real_catalogues() -> dict[str, list[dict[str, Any]]]:
+    return {
+        path.stem: json.loads(path.read_text())["tools"]
+        for path in sorted(CATALOGUES.glob("*.json"))
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--verbose", action="store_true", help="print every held definition")
+    args = parser.parse_args()
+    labelled = json.loads(LABELLED.read_text())
+    rows: list[tuple[str, bool, str | None]] = []  # (id, poisoned, reason)
+    held_out: dict[str, list[tuple[str, bool, str | None]]] = {}
+    for label in ("poisoned", "clean"):
+        for item in labelled[label]:
+            reason = flag(item["definition"], others=item.get("others", []))
+            row = (item["id"], label == "poisoned", reason)
+            rows.append(row)
+            if "set" in item:
+                held_out.setdefault(item["set"], []).append(row)
+    catalogues = real_catalogues()
+    real_fp: list[tuple[str, str]] = []
+    real_count = 0
+    for server, tools in catalogues.items():
+        others = [t["name"] for s, ts in catalogues.items() if s != server for t in ts]
+        own = [t["name"] for t in tools]
+        for tool in tools:
+            real_count += 1
+            reason = flag(tool, others=others, own=own)
+            rows.append((f"{server}/{tool['name']}", False, reason))
+            if reason is not None:
+                real_fp.append((f"{server}/{tool['name']}", reason))
+    precision, recall = scores(rows)
+    fn = [(i, r) for i, bad, r in rows if bad and r is None]
+    poisoned = sum(1 for _, bad, _ in rows if bad)
+    print(
+        f"labelled: {poisoned} poisoned, {len(rows) - poisoned} clean "
+        f"({real_count} of them the real tools of {len(catalogues)} catalogues)"
+    )
+    if args.verbose:
+        for i, bad, r in rows:
+            if r is not None:
+                print(f"  held {'(poisoned)' if bad else '(CLEAN)'} {i}: {r}")
+    for i, _ in fn:
+        print(f"  missed: {i}")
+    for i, bad, r in rows:
+        if not bad and r is not None and "/" not in i:
+            print(f"  false positive (labelled clean): {i}: {r}")
+    print(f"false positives on the real catalogues: {len(real_fp)} of {real_count} tools")
+    for i, r in real_fp:
+        print(f"  {i}: {r}")
+    for name, part in sorted(held_out.items()):
+        part_precision, part_recall = scores(part)
+        print(
+            f"{name} part ({len(part)} definitions): "
+            f"precision {part_precision:.3f}  recall {part_recall:.3f}"
+        )
+    print(f"precision {precision:.3f}  recall {recall:.3f}")
+
+
+def scores(rows: list[tuple[str, bool, str | None]]) -> tuple[float, float]:
+    """Precision and recall of "held" against "poisoned"."""
+    tp = sum(1 for _, bad, r in rows if bad and r is not None)
+    fp = sum(1 for _, bad, r in rows if not bad and r is not None)
+    poisoned = sum(1 for _, bad, _ in rows if bad)
+    return (tp / (tp + fp) if tp + fp else 1.0), (tp / poisoned if poisoned else 1.0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,165 @@
+"""Instruction-like text: what reads as orders to the model rather than a tool's description.
+
+Each pattern has a kind and a weight: `hold` patterns alone flag a definition for the user's
+approval; `hint` patterns only together with another finding (a careful real description may
+say "you must give a path" or name a token it needs). Written after published tool-poisoning
+examples (see eval/screening.json for the sources) and checked against the 26 real catalogues
+of `make eval-tools` (`make eval-screening`).
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Phrase:
+    kind: str
+    hold: bool
+    pattern: re.Pattern[str]
+    text: str
+
+
+#: The patterns, one entry a paragraph: "kind hold|hint: what it means", then the regular
+#: expression over as many lines as it takes (joined without their indentation; %NAME% stands
+#: for a part below). Case is ignored.
+_TABLE = r"""
+addresses-model hold: tells the model to ignore its instructions
+    \b(?:ignore|disregard|forget|override)\b[\w\s,]{0,30}?\b(?:previous|prior|above|
+    earlier|preceding|other|all|any|system|original)\b[\w\s]{0,20}?\b(?:instructions?|
+    rules|directions|prompts?|guidelines|messages)\b
+
+addresses-model hold: an <IMPORTANT>-style block addressed to the model
+    <\s*/?\s*(?:important|system|instructions?|secret|hidden|admin|critical)\s*>|
+    \[/?INST\]|<\|im_start\|>|\{\{\s*system
+
+addresses-model hold: tells the model to keep something from the user
+    \b(?:do\s*n[o']t|never|must\s+not|should\s*n[o']t|without)\s+(?:\w+\s+){0,2}?
+    (?:tell|telling|inform|informing|notify|notifying|alert|alerting|mention|mentioning|
+    reveal|revealing|show|showing|let)\s+(?:\w+\s+){0,1}?(?:the\s+)?user\b|
+    \b(?:hide|conceal|keep)\b[\w\s]{0,20}?\bfrom\s+the\s+user\b|
+    \bthe\s+user\s+(?:must|should)\s*(?:not|n't)\s+(?:know|see|notice|be\s+told)
+
+addresses-model hold: speaks to the model as its operator
+    \b(?:note|message|instructions?|attention)\s+(?:to|for)\s+(?:the\s+)?(?:ai|assistant|
+    model|llm|agent)\b|\bas\s+an\s+ai\b|\byour\s+(?:new|real|true)\s+(?:task|instructions?|
+    goal|role)\b|\bsystem\s+prompt\b|\bthis\s+is\s+(?:very\s+|extremely\s+)?important\b
+
+addresses-model hold: claims the user's approval or takes the model over
+    \b(?:never|do\s*n[o']t|without)\s+ask(?:ing)?\s+(?:the\s+user\s+)?(?:for\s+)?
+    (?:confirmation|permission|approval|consent)\b|\b(?:user|you)\s+(?:has|have)\s+
+    (?:already\s+)?(?:approved|authori[sz]ed|allowed|consented)\b|\bfrom\s+now\s+on,?\s+
+    you\b|\byou\s+are\s+now\b|\bobey\b
+
+asks-for-secrets hold: asks for a secret from the environment
+    \b(?:value|contents?)\s+of\s+(?:the\s+)?\$?[A-Z][A-Z0-9_]*(?:TOKEN|SECRET|KEY|PASSWORD|
+    PASS|CREDENTIALS)\b|%GIVE%[\w\s,'\"`]{0,30}?\b(?:all\s+|every\s+)?
+    (?:the\s+)?(?:environment|env)\s+variables\b
+
+exfiltration hold: a markdown image that carries data out
+    !\[[^\]]*\]\(\s*(?:https?:)?//[^)\s]*\?[^)\s]*\)
+
+dangerous-command hold: asks to run a destructive or remote command
+    \brm\s+-[a-z]*r[a-z]*f?\s+[~/*]|\b(?:curl|wget)\b[^|\n]{0,80}\|\s*(?:ba|z)?sh\b|
+    \bchmod\s+(?:-R\s+)?777\b|\bmkfs\b|\bdd\s+if=
+
+exfiltration hold: sends data out quietly
+    \b(?:silently|quietly|secretly|covertly)\s+(?:\w+\s+){0,2}?(?:upload|send|post|
+    forward|transmit|copy|share|exfiltrat\w*)(?:s|es|ed|ing)?\b
+
+addresses-model hint: orders the model about
+    \byou\s+(?:must|have\s+to|are\s+required\s+to|need\s+to|shall)\b|
+    \bbefore\s+(?:using|calling|running)\s+(?:this|any)\b[\w\s]{0,30}?\b(?:you|first)\b|
+    \b(?:always|first)\s+(?:call|use|run|invoke|read)\b
+
+asks-for-secrets hold: asks for a secret file
+    \b(?:read|include|pass|send|cat|open|attach|append|upload|copy|provide|content)
+    [\w\s,'\"`]{0,60}?%SECRET_FILE%|%SECRET_FILE%
+    [\w\s,'\"`/.~-]{0,60}?\b(?:content|contents|pass|send|include|parameter|argument)
+
+asks-for-secrets hold: asks for the user's secrets or conversation
+    %GIVE%[\w\s,'\"`]{0,20}?\b(?:the\s+user'?s|your|their|all(?:\s+the)?|every|any)\s+
+    (?:\w+\s+)?%SECRET%|%GIVE%[\w\s,'\"`]{0,30}?\b(?:conversation|chat|
+    message)\s+(?:history|log|transcript)
+
+asks-for-secrets hint: asks for a secret
+    %GIVE%[\w\s,'\"`]{0,40}?\b(?:the\s+|a\s+)?%SECRET%
+
+exfiltration hold: sends data to an address
+    \b%SEND%(?:s|es|ed|ing)?\b[^.\n]{0,80}?\bto\b[^.\n]{0,30}?%DEST%|\bexfiltrat\w*
+
+exfiltration hold: copies mail to someone else
+    \b(?:bcc|cc|forward|redirect)\b[^.\n]{0,40}?\b(?:all|every|each)\b[^.\n]{0,30}?
+    \b(?:e-?mails?|messages?)\b|\b(?:change|replace|set)\s+the\s+recipient
+"""
+_PARTS = {
+    "SECRET": r"""(?:api[\s_-]?keys?|access[\s_-]?tokens?|secret(?:s|[\s_-]keys?)?|passwords?|
+        passwd|credentials?|private[\s_-]keys?|session[\s_-]cookies?|seed phrase|mnemonic)""",
+    "SECRET_FILE": r"""(?:~/\.ssh|\.ssh/|id_rsa|id_ed25519|authorized_keys|\.aws/credentials|
+        /etc/(?:passwd|shadow)|(?<![\w-])\.env\b|\.npmrc|\.netrc|\.pgpass|\.git-credentials|
+        \.kube/config|\bmcp\.json\b|claude_desktop_config|\.cursor/)""",
+    "GIVE": r"""\b(?:include|pass|send|provide|attach|append|collect|extract|share|put|give|
+        add|insert|copy|paste|supply|fill|embed|write)\b""",
+    "SEND": r"""(?:send|forward|post|upload|transmit|e-?mail|mail|bcc|cc|copy|leak|
+        exfiltrat\w*|redirect)""",
+    "DEST": r"""(?:(?:https?|ftp|wss?)://(?!(?:www\.)?example\.)[^\s\"'<>]+|
+        [\w.+-]+@(?!example\.)[\w-]+\.[\w.]+)""",
+}
+
+
+def _joined(lines: str) -> str:
+    """A pattern written over several lines, as one (each line's indentation dropped)."""
+    return "".join(line.strip() for line in lines.strip().splitlines())
+
+
+def _parse(table: str) -> tuple[Phrase, ...]:
+    parts = {name: _joined(text) for name, text in _PARTS.items()}
+    phrases = []
+    for entry in table.strip().split("\n\n"):
+        head, body = entry.split("\n", 1)
+        label, text = head.split(": ", 1)
+        kind, weight = label.split(" ")
+        pattern = _joined(body)
+        for name, part in parts.items():
+            pattern = pattern.replace(f"%{name}%", part)
+        phrases.append(Phrase(kind, weight == "hold", re.compile(pattern, re.IGNORECASE), text))
+    return tuple(phrases)
+
+
+PHRASES = _parse(_TABLE)
+
+
+@dataclass(frozen=True, slots=True)
+class Match:
+    kind: str
+    hold: bool
+    text: str
+    excerpt: str
+
+
+def find_phrases(text: str) -> Iterator[Match]:
+    """Each pattern that matches `text`, with the words it matched (short)."""
+    for phrase in PHRASES:
+        found = phrase.pattern.search(text)
+        if found:
+            excerpt = " ".join(found.group(0).split())
+            yield Match(phrase.kind, phrase.hold, phrase.text, excerpt[:80])
+
+
+def _words(name: str) -> bool:
+    """A name distinctive enough to count as naming that tool: `send_email`, `getIssue`."""
+    camel = any(a.islower() and b.isupper() for a, b in itertools.pairwise(name))
+    return len(name) >= 5 and ("_" in name or "-" in name or camel)
+
+
+def named_tools(text: str, others: Iterable[str]) -> list[str]:
+    """The names in `others` (other servers' tools, or `server__tool` aliases) that `text`
+    mentions as whole words."""
+    words = set(_WORD.findall(text))
+    return [name for name in others if name in words and _words(name)]
+
+
+_WORD = re.compile(r"[\w-]+")
