@@ -20,8 +20,8 @@ server = Server("background", tasks=TaskStore(ttl_seconds=600, poll_interval_ms=
 async def _released(name: str) -> None:
     (DIR / f"started-{name}").write_text("")
     try:
-        while not (DIR / f"release-{name}").exists():
-            await asyncio.sleep(0.02)  # the server's own wait for the test's file
+        while not (DIR / f"release-{name}").exists():  # noqa: ASYNC110 (the test's file)
+            await asyncio.sleep(0.02)
     except asyncio.CancelledError:
         (DIR / f"cancelled-{name}").write_text("")
         raise
