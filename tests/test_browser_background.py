@@ -1,0 +1,71 @@
+"""The web UI's background tasks panel (issue 30) in headless Chromium: a call its server runs
+as a task is listed while the conversation goes on, its Cancel button sends `tasks/cancel`,
+and the call's end reaches the model at its next message, once."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from browser_support import browser_page, need_browser
+from host_support import SERVERS, FakeAPI, api_path, make_model, script
+from mcpkit.host import HostSettings, parse_config
+from mcpkit.host.background_store import BackgroundSettings
+from mcpkit.host.consent import ConsentPolicy
+from mcpkit.host.web import WebHost
+from support import scaled
+from test_web_ui import open_ui, say
+
+WAIT = scaled(15) * 1000  # ms
+
+
+async def test_the_panel_lists_a_background_task_and_cancels_it(tmp_path: Path) -> None:
+    from playwright.async_api import expect
+
+    need_browser()
+    server = {
+        "command": sys.executable,
+        "args": [str(SERVERS / "background_server.py")],
+        "env": {"BACKGROUND_DIR": str(tmp_path)},
+    }
+    cfg = parse_config({"mcpServers": {"bg": server}})
+    settings = HostSettings(background=BackgroundSettings(0, tmp_path / "tasks.json"))
+    replies = script(
+        "anthropic",
+        [("bg__build", {"name": "w"})],
+        "It runs in the background.",
+        "Paris.",
+        "It was cancelled.",
+    )
+    async with (
+        FakeAPI(api_path("anthropic"), replies) as api,
+        WebHost(
+            cfg,
+            model=make_model("anthropic", api),
+            settings=settings,
+            policy=ConsentPolicy(allow=["bg__*"]),
+        ) as web,
+        browser_page() as page,
+    ):
+        await open_ui(page, web)
+        await say(page, "Build w.")
+        assistant = page.locator(".msg.assistant")
+        await expect(assistant).to_have_text("It runs in the background.", timeout=WAIT)
+        task = page.locator("#tasks .task")
+        await expect(task).to_have_count(1, timeout=WAIT)
+        await expect(task).to_contain_text("build")
+        await expect(task.locator('[data-role="task-status"]')).to_have_text("running")
+        await say(page, "What is the capital of France?")
+        await expect(assistant.last).to_have_text("Paris.", timeout=WAIT)
+        await expect(task.locator('[data-role="task-status"]')).to_have_text("running")
+
+        await task.get_by_role("button", name="Cancel").click()
+        await expect(task).to_have_attribute("data-status", "cancelled", timeout=WAIT)
+        assert (tmp_path / "cancelled-w").exists()  # the server's handler was cancelled
+        await say(page, "How did the build go?")
+        await expect(assistant.last).to_have_text("It was cancelled.", timeout=WAIT)
+        await expect(page.locator("#tasks")).to_contain_text("No background tasks.")
+        assert not page.errors  # type: ignore[attr-defined]
+    told = [str(r) for r in api.requests]
+    assert "[Background call ended]" not in told[2]  # still running when Paris was asked
+    assert "[Background call ended]" in told[3] and "cancelled" in told[3]
