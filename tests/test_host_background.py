@@ -226,3 +226,24 @@ async def test_a_call_that_ends_before_after_is_answered_in_the_turn(tmp_path: P
         await host.agent().ask("Build q.")
     assert last_result(seen[0]) == "built q"
     assert not (tmp_path / "tasks.json").exists()
+
+
+async def test_the_chat_lists_and_cancels_background_tasks(tmp_path: Path) -> None:
+    from mcpkit.host.chat import chat_turn
+
+    model = ScriptedModel([call("bg__build", {"name": "t"}), say("Started.")])
+    ui = RecordingUI()
+    async with Host(config(tmp_path), model=model, ui=ui, settings=settings(tmp_path)) as host:
+        agent = host.agent()
+        heard = Ended()
+        agent.events.subscribe(heard)
+        await chat_turn(agent, "Build t.")
+        await chat_turn(agent, "/tasks")
+        listed = ui.of("info")[-1]
+        task = _task_id(listed)
+        assert "still running" in listed
+        assert await chat_turn(agent, f"/cancel {task}") is None
+        assert (await heard.next()).status == "cancelled"
+        assert (tmp_path / "cancelled-t").exists()
+        await chat_turn(agent, "/cancel nope")
+        assert "no background task 'nope'" in ui.of("warn")[-1]

@@ -331,7 +331,8 @@ def _greeting(model: str, h: Any, log: Any) -> str:
         f"[dim]{model} with {tools} tool{'' if tools == 1 else 's'} from "
         f"{servers} server{'' if servers == 1 else 's'}; "
         f"/servers lists them; @server:uri attaches a resource, /server:prompt key=value "
-        f"runs a prompt; an empty line or Ctrl-D ends the chat; "
+        f"runs a prompt; /tasks and /cancel TASK for background calls; "
+        f"an empty line or Ctrl-D ends the chat; "
         f"server logs: {log}[/]"
     )
 
