@@ -247,3 +247,43 @@ async def test_the_chat_lists_and_cancels_background_tasks(tmp_path: Path) -> No
         assert (tmp_path / "cancelled-t").exists()
         await chat_turn(agent, "/cancel nope")
         assert "no background task 'nope'" in ui.of("warn")[-1]
+
+
+async def test_in_the_background_the_deadline_no_longer_counts(tmp_path: Path) -> None:
+    stdio = {
+        "command": sys.executable,
+        "args": [SERVER],
+        "env": {"BACKGROUND_DIR": str(tmp_path)},
+        "timeouts": {"build": 0.2},
+    }
+    model = ScriptedModel([call("bg__build", {"name": "d"}), say("Started.")])
+    cfg = config(tmp_path, stdio)
+    async with Host(cfg, model=model, ui=RecordingUI(), settings=settings(tmp_path)) as host:
+        agent = host.agent()
+        heard = Ended()
+        agent.events.subscribe(heard)
+        await agent.ask("Build d.")
+        with pytest.raises(TimeoutError):  # five times its deadline, and still running
+            await asyncio.wait_for(heard.ended.get(), 1.0)
+        (tmp_path / "release-d").write_text("")
+        ended = await heard.next()
+        assert ended.status == "completed" and "built d" in str(ended.result.content)
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        (None, BackgroundSettings()),
+        ({"after": 0}, BackgroundSettings(0.0)),
+        ({"after": False}, BackgroundSettings(None)),
+        ({"tasks": "t.json"}, BackgroundSettings(tasks=Path("/cfg/t.json"))),
+    ],
+)
+def test_background_settings(value: Any, expected: BackgroundSettings) -> None:
+    assert BackgroundSettings.parse(value, Path("/cfg")) == expected
+
+
+@pytest.mark.parametrize("value", [{"after": -1}, {"after": "soon"}, {"later": 1}, 3])
+def test_bad_background_settings_say_what_is_wrong(value: Any) -> None:
+    with pytest.raises(ValueError, match="background"):
+        BackgroundSettings.parse(value, None)
