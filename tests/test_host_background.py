@@ -287,3 +287,24 @@ def test_background_settings(value: Any, expected: BackgroundSettings) -> None:
 def test_bad_background_settings_say_what_is_wrong(value: Any) -> None:
     with pytest.raises(ValueError, match="background"):
         BackgroundSettings.parse(value, None)
+
+
+async def test_the_terminal_asks_a_background_question_after_enter(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from rich.console import Console
+
+    from mcpkit.host.terminal import TerminalUI
+
+    console = Console(record=True, width=120)
+    ui = TerminalUI(console)
+    monkeypatch.setattr("rich.prompt.Confirm.ask", lambda *a, **k: True)
+    schema = {"type": "object", "properties": {"ok": {"type": "boolean"}}}
+    ui.reading = True  # the chat reads the user's next message in its thread
+    asked = asyncio.ensure_future(ui.elicit("bg", Elicitation("Ship x?", "form", schema)))
+    await asyncio.sleep(0)  # one step: the question is queued, not read from the terminal
+    assert not asked.done() and "press Enter to answer it" in console.export_text(clear=False)
+    ui.reading = False
+    assert ui.answer_waiting()
+    assert await asked == {"action": "accept", "content": {"ok": True}}
+    assert not ui.answer_waiting()

@@ -348,12 +348,17 @@ async def _chat(console: Any, h: Any, session: Any, interactive: bool) -> int:
     while True:
         if interactive:
             await asyncio.to_thread(review_pins, console, h, Confirm.ask)
+        h.ui.reading = True  # a background task's question waits for Enter meanwhile
         try:
             text = await asyncio.to_thread(
                 Prompt.ask, "\n[bold cyan]you >[/]", console=console, show_default=False
             )
         except EOFError:
             return 0
+        finally:
+            h.ui.reading = False
+        if h.ui.answer_waiting() and not text.strip():
+            continue
         if text.strip() == "/servers":
             print_servers(console, h)
             continue
