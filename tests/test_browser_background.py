@@ -19,10 +19,7 @@ from test_web_ui import open_ui, say
 WAIT = scaled(15) * 1000  # ms
 
 
-async def test_the_panel_lists_a_background_task_and_cancels_it(tmp_path: Path) -> None:
-    from playwright.async_api import expect
-
-    need_browser()
+def web_host(tmp_path: Path, api: FakeAPI) -> WebHost:
     server = {
         "command": sys.executable,
         "args": [str(SERVERS / "background_server.py")],
@@ -30,6 +27,14 @@ async def test_the_panel_lists_a_background_task_and_cancels_it(tmp_path: Path) 
     }
     cfg = parse_config({"mcpServers": {"bg": server}})
     settings = HostSettings(background=BackgroundSettings(0, tmp_path / "tasks.json"))
+    policy = ConsentPolicy(allow=["bg__*"])
+    return WebHost(cfg, model=make_model("anthropic", api), settings=settings, policy=policy)
+
+
+async def test_the_panel_lists_a_background_task_and_cancels_it(tmp_path: Path) -> None:
+    from playwright.async_api import expect
+
+    need_browser()
     replies = script(
         "anthropic",
         [("bg__build", {"name": "w"})],
@@ -39,12 +44,7 @@ async def test_the_panel_lists_a_background_task_and_cancels_it(tmp_path: Path) 
     )
     async with (
         FakeAPI(api_path("anthropic"), replies) as api,
-        WebHost(
-            cfg,
-            model=make_model("anthropic", api),
-            settings=settings,
-            policy=ConsentPolicy(allow=["bg__*"]),
-        ) as web,
+        web_host(tmp_path, api) as web,
         browser_page() as page,
     ):
         await open_ui(page, web)
@@ -69,3 +69,31 @@ async def test_the_panel_lists_a_background_task_and_cancels_it(tmp_path: Path) 
     told = [str(r) for r in api.requests]
     assert "[Background call ended]" not in told[2]  # still running when Paris was asked
     assert "[Background call ended]" in told[3] and "cancelled" in told[3]
+
+
+async def test_a_background_task_asks_its_question_in_the_page(tmp_path: Path) -> None:
+    """TASK-11: the task's `input_required` becomes the page's form, as any elicitation."""
+    from playwright.async_api import expect
+
+    need_browser()
+    replies = script("anthropic", [("bg__approve", {"name": "y"})], "Waiting.", "Shipped.")
+    async with (
+        FakeAPI(api_path("anthropic"), replies) as api,
+        web_host(tmp_path, api) as web,
+        browser_page() as page,
+    ):
+        await open_ui(page, web)
+        await say(page, "Ship y.")
+        assistant = page.locator(".msg.assistant")
+        await expect(assistant).to_have_text("Waiting.", timeout=WAIT)
+        (tmp_path / "release-y").write_text("")  # the task turns input_required
+        question = page.locator('.question[data-type="elicit"]')
+        await expect(question).to_contain_text("Ship y?", timeout=WAIT)
+        await question.locator("input[type=checkbox]").check()
+        await question.get_by_role("button", name="Send").click()
+        task = page.locator("#tasks .task")
+        await expect(task).to_have_attribute("data-status", "completed", timeout=WAIT)
+        await say(page, "Did it ship?")
+        await expect(assistant.last).to_have_text("Shipped.", timeout=WAIT)
+        assert not page.errors  # type: ignore[attr-defined]
+    assert "shipped y" in str(api.requests[2])
