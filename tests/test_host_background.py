@@ -308,3 +308,14 @@ async def test_the_terminal_asks_a_background_question_after_enter(
     assert ui.answer_waiting()
     assert await asked == {"action": "accept", "content": {"ok": True}}
     assert not ui.answer_waiting()
+
+
+def test_mcpkit_host_keeps_task_ids_in_the_state_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mcpkit.cli.runtime import host_settings
+
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
+    settings = host_settings(None, parse_config({"mcpServers": {}}))
+    assert settings.background.tasks == tmp_path / "mcpkit/background-tasks.json"
+    assert HostSettings().background.tasks is None  # a Host built without one: in memory

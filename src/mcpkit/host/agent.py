@@ -133,9 +133,9 @@ class Agent:
         """One model call and the tool calls it asks for; the final answer, if it is one."""
         # Between rounds: list_changed, expired catalogues, servers down, up or late.
         await self.fleet.refresh()
-        system, tools = self._system(), await self.tools()
         # Background calls that ended since the last round: their results, once each.
         self.history.extend(self.background.arrived())
+        system, tools = self._system(), await self.tools()
         with self.telemetry.model_call() as record:
             reply: AssistantMessage = await self.model.complete(system, self.history, tools)
             record.replied(reply.stop_reason, reply.usage)

@@ -5,7 +5,8 @@ task ids that outlives the process (TASK-09: a client SHOULD persist task ids du
 
 - `after`: seconds a call the server runs as a task may hold the turn before it goes to the
   background (0: at once; `false`: never, the turn waits as before). Default 10.
-- `tasks`: the file of background task ids (default `$XDG_STATE_HOME/mcpkit/background-tasks.json`).
+- `tasks`: the file of background task ids (`mcpkit host` and `mcpkit ui` default it to
+  `$XDG_STATE_HOME/mcpkit/background-tasks.json`; a `Host` without one keeps them in memory).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ def default_tasks_path() -> Path:
 class BackgroundSettings:
     #: Seconds before a task-backed call goes to the background; None: never.
     after: float | None = DEFAULT_AFTER_S
-    #: The file of task ids (None: the state directory's).
+    #: The file of task ids (None: kept in memory only).
     tasks: Path | None = None
 
     @classmethod
@@ -83,14 +84,17 @@ class TaskEntry:
 
 
 class TaskFile:
-    """The persisted task ids of one agent (written whole, through a temporary file)."""
+    """The persisted task ids of one agent (written whole, through a temporary file); no
+    file: nothing is kept."""
 
     def __init__(self, path: Path | None, agent: str | None) -> None:
-        self.path = path or default_tasks_path()
+        self.path = path
         self.agent = agent
 
     def load(self) -> list[TaskEntry]:
         """This agent's entries (a missing or unreadable file: none)."""
+        if self.path is None:
+            return []
         try:
             data = json.loads(self.path.read_text())
         except (OSError, ValueError):
@@ -101,6 +105,8 @@ class TaskFile:
 
     def save(self, entries: list[TaskEntry]) -> None:
         """This agent's entries now (other agents' are kept as they are)."""
+        if self.path is None:
+            return
         try:
             data = json.loads(self.path.read_text())
             rows = data.get("tasks") if isinstance(data, dict) else []
