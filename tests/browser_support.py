@@ -143,3 +143,18 @@ async def static_origin(files: dict[str, Path]) -> AsyncIterator[str]:
         yield f"http://127.0.0.1:{port}"
     finally:
         await runner.cleanup()
+
+
+async def open_ui(page: Any, web: Any) -> None:
+    """Open the address `mcpkit ui` prints (with its token) and wait for the page to start."""
+    from playwright.async_api import expect
+
+    await page.goto(web.url)
+    wait = scaled(15) * 1000  # ms
+    await expect(page.locator("body")).to_have_attribute("data-ready", "true", timeout=wait)
+
+
+async def say(page: Any, text: str) -> None:
+    """Send the agent a message, as the user types it."""
+    await page.fill("#prompt", text)
+    await page.click("#send")

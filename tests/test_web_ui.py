@@ -23,6 +23,8 @@ from browser_support import (
     browser_page,
     ext_apps_bundle,
     need_browser,
+    open_ui,
+    say,
     screenshot_dir,
     static_origin,
 )
@@ -49,20 +51,6 @@ async def northwind() -> AsyncIterator[dict[str, str]]:
     need_browser()
     async with northwind_http() as env:
         yield env
-
-
-async def open_ui(page: Any, web: Any) -> None:
-    """Open the address `mcpkit ui` prints (with its token) and wait for the page to start."""
-    from playwright.async_api import expect
-
-    await page.goto(web.url)
-    await expect(page.locator("body")).to_have_attribute("data-ready", "true", timeout=WAIT)
-
-
-async def say(page: Any, text: str) -> None:
-    """Send the agent a message, as the user types it."""
-    await page.fill("#prompt", text)
-    await page.click("#send")
 
 
 def app_frame(page: Any, call: str) -> Any:

@@ -331,7 +331,8 @@ def _greeting(model: str, h: Any, log: Any) -> str:
         f"[dim]{model} with {tools} tool{'' if tools == 1 else 's'} from "
         f"{servers} server{'' if servers == 1 else 's'}; "
         f"/servers lists them; @server:uri attaches a resource, /server:prompt key=value "
-        f"runs a prompt; an empty line or Ctrl-D ends the chat; "
+        f"runs a prompt; /tasks and /cancel TASK for background calls; "
+        f"an empty line or Ctrl-D ends the chat; "
         f"server logs: {log}[/]"
     )
 
@@ -347,12 +348,17 @@ async def _chat(console: Any, h: Any, session: Any, interactive: bool) -> int:
     while True:
         if interactive:
             await asyncio.to_thread(review_pins, console, h, Confirm.ask)
+        h.ui.reading = True  # a background task's question waits for Enter meanwhile
         try:
             text = await asyncio.to_thread(
                 Prompt.ask, "\n[bold cyan]you >[/]", console=console, show_default=False
             )
         except EOFError:
             return 0
+        finally:
+            h.ui.reading = False
+        if h.ui.answer_waiting() and not text.strip():
+            continue
         if text.strip() == "/servers":
             print_servers(console, h)
             continue

@@ -43,8 +43,10 @@ def fail(message: str) -> NoReturn:
 
 
 def host_settings(config: Path | None, cfg: HostConfig | None = None) -> HostSettings:
-    """The config's `"host"` settings; the pin and log files default to the state directory."""
+    """The config's `"host"` settings; the pin, log and background task files default to the
+    state directory."""
     from ..host import ConfigError, HostSettings, load_config
+    from ..host.background_store import default_tasks_path
     from ..host.paths import state_path
     from ..host.pins import default_pins_path
 
@@ -60,6 +62,9 @@ def host_settings(config: Path | None, cfg: HostConfig | None = None) -> HostSet
         settings,
         pins=settings.pins or default_pins_path(),
         log=settings.log or state_path("host.log"),
+        background=replace(
+            settings.background, tasks=settings.background.tasks or default_tasks_path()
+        ),
     )
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
 from typing import Any
 
 from ..protocol.errors import error_from_wire
@@ -25,6 +26,12 @@ Fulfil = Callable[[JSONObject], Awaitable[JSONObject]]
 #: Bounds on the server's `pollIntervalMs` (a missing one: 1 s).
 MIN_POLL_S, MAX_POLL_S, DEFAULT_POLL_S = 0.01, 30.0, 1.0
 _cancellations: set[asyncio.Task[Any]] = set()
+#: Cancel a follower with this message to stop following without cancelling the task (a
+#: host that closes keeps its background tasks for its next run: TASK-09).
+KEEP_TASK = "mcpkit: stop following, keep the task"
+#: Told the id of each task `follow_task` starts following, in the caller's context (a host
+#: moves a call its server runs as a task to the background: `mcpkit.host.background`).
+task_started: ContextVar[Callable[[str], None] | None] = ContextVar("task_started", default=None)
 
 
 async def follow_task(created: JSONObject, send: Send, fulfil: Fulfil) -> JSONObject:
@@ -32,6 +39,9 @@ async def follow_task(created: JSONObject, send: Send, fulfil: Fulfil) -> JSONOb
     task_id = created.get("taskId")
     if not isinstance(task_id, str):
         raise InvalidResponse("a CreateTaskResult without a taskId")
+    told = task_started.get()
+    if told is not None:
+        told(task_id)
     answered: set[str] = set()
     task = created
     ended = False
@@ -66,6 +76,9 @@ async def follow_task(created: JSONObject, send: Send, fulfil: Fulfil) -> JSONOb
             else:
                 await asyncio.sleep(_poll_seconds(task))
             task = await send("tasks/get", {"taskId": task_id})
+    except asyncio.CancelledError as exc:
+        ended = ended or KEEP_TASK in exc.args
+        raise
     finally:
         if not ended:  # the caller gave up, or the client failed: stop the work (TASK-14)
             _cancel_in_background(send, task_id)

@@ -11,6 +11,8 @@ import asyncio
 from typing import Any
 
 from .audit import AuditLog
+from .background import BackgroundCalls
+from .background_store import BackgroundSettings
 from .catalog import ToolCatalog, ToolSettings
 from .connections import Fleet, Target
 from .consent import ConsentPolicy, Decision, PendingCall
@@ -58,6 +60,7 @@ class Agent:
         tools: ToolSettings | None = None,
         on_call: OnCall | None = None,
         telemetry: HostTelemetry | None = None,
+        background: BackgroundSettings | None = None,
     ) -> None:
         self.fleet = fleet
         #: Spans per turn, round, model call and tool call (`OFF`: no-ops).
@@ -76,11 +79,20 @@ class Agent:
         self.catalog = ToolCatalog(settings, SpecTokens(counter_for(model.name)))
         self.results = ResultStore()
         self.resources = ResourceIndex(fleet)
-        self.host_tools = HostTools(
-            self.catalog, self.results, self.resources, self._allowed, self.max_tool_tokens
-        )
         #: What happens to calls (decisions, refusals, progress, results, audit records).
         self.events = EventBus()
+        #: Calls left running as their servers' tasks (`"host": {"background": ...}`).
+        self.background = BackgroundCalls(
+            background or BackgroundSettings(), fleet, self.events, name
+        )
+        self.host_tools = HostTools(
+            self.catalog,
+            self.results,
+            self.resources,
+            self._allowed,
+            self.max_tool_tokens,
+            self.background,
+        )
         self.events.subscribe(to_ui(ui))
         self.consent = Consent(self.policy, lambda pending, call: ui.confirm(pending), self.events)
         self.pipeline = for_agent(
@@ -121,6 +133,8 @@ class Agent:
         """One model call and the tool calls it asks for; the final answer, if it is one."""
         # Between rounds: list_changed, expired catalogues, servers down, up or late.
         await self.fleet.refresh()
+        # Background calls that ended since the last round: their results, once each.
+        self.history.extend(self.background.arrived())
         system, tools = self._system(), await self.tools()
         with self.telemetry.model_call() as record:
             reply: AssistantMessage = await self.model.complete(system, self.history, tools)
@@ -161,7 +175,8 @@ class Agent:
 
     async def _run(self, call: ToolCall) -> ToolResult:
         if not self.host_tools.handles(call.name):
-            return await self._through(Call(call.name, call.id, call.arguments, agent=self.name))
+            job = Call(call.name, call.id, call.arguments, agent=self.name)
+            return await self.background.call(job, self.pipeline)
         with self.telemetry.tool_call(call.name, call.id) as record:
             own = PendingCall(call.name, "host", call.name, call.arguments, {}, True, call.id)
             if call.name != READ_RESOURCE:  # that one asks like a call to its server

@@ -2,6 +2,8 @@
 
     @server:uri                  attach that server's resource to the message
     /server:prompt key=value     run the server's prompt (quote values with spaces: k="a b")
+    /tasks                       list the calls running in the background
+    /cancel TASK                 cancel one (`tasks/cancel`)
 
 Both are the user's own doing, so they need no consent; what they bring in is fitted to the
 agent's output budget like a tool result (overflow readable with `read_result`)."""
@@ -18,6 +20,7 @@ from .agent import Agent
 from .content import describe_block
 from .conversation import AssistantMessage, Message, UserMessage
 from .results import fit, render
+from .task_tools import listing
 
 ATTACHMENT = re.compile(r"(?<![\w@])@([A-Za-z0-9_.-]+):(\S+)")
 PROMPT = re.compile(r"^/([A-Za-z0-9_.-]+):([A-Za-z0-9_.\-/]+)(?:\s+(.*))?$", re.DOTALL)
@@ -25,6 +28,9 @@ PROMPT = re.compile(r"^/([A-Za-z0-9_.-]+):([A-Za-z0-9_.\-/]+)(?:\s+(.*))?$", re.
 
 async def chat_turn(agent: Agent, text: str) -> str | None:
     """Run one line of the chat; None when it could not be run (the UI was told why)."""
+    if text.strip() == "/tasks" or text.strip().startswith("/cancel "):
+        await background_command(agent, text.strip())
+        return None
     command = PROMPT.match(text.strip())
     if command is not None:
         server, name, rest = command.group(1), command.group(2), command.group(3) or ""
@@ -43,6 +49,20 @@ async def chat_turn(agent: Agent, text: str) -> str | None:
             return None
         parts.append(f'<attachment server="{server}" uri="{uri}">\n{body}\n</attachment>')
     return await agent.send([UserMessage("\n\n".join(parts))], text)
+
+
+async def background_command(agent: Agent, text: str) -> None:
+    """`/tasks` lists the background calls; `/cancel TASK` cancels one."""
+    if text == "/tasks":
+        agent.ui.info(listing(agent.background))
+        return
+    task = text.removeprefix("/cancel ").strip()
+    try:
+        agent.ui.info(await agent.background.cancel(task))
+    except LookupError as exc:
+        agent.ui.warn(f"/cancel {task}: {exc.args[0]}")
+    except (MCPError, ClientError) as exc:
+        agent.ui.warn(f"/cancel {task}: the server did not cancel it: {exc}")
 
 
 async def _read(agent: Agent, server: str, uri: str) -> str | None:

@@ -84,6 +84,24 @@ class ContentScreened(CallEvent):
 
 
 @dataclass(frozen=True, slots=True)
+class CallBackgrounded(CallEvent):
+    """The call runs on in the background as the server's task `task_id`: its caller got a
+    handle, and the result comes when the task ends (`host.background`)."""
+
+    task_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class BackgroundEnded(CallEvent):
+    """A background call's task ended (`status`: completed, failed or cancelled); the result
+    waits for the model's next round."""
+
+    task_id: str
+    status: str
+    result: ToolResult
+
+
+@dataclass(frozen=True, slots=True)
 class AuditRecorded:
     """One audit line, as written (also when no audit file is configured: `written` False)."""
 
@@ -99,6 +117,8 @@ Event = (
     | CallProgress
     | CallFinished
     | ContentScreened
+    | CallBackgrounded
+    | BackgroundEnded
     | AuditRecorded
     | StateChange
 )
@@ -145,5 +165,9 @@ def to_ui(ui: HostUI) -> Listener:
             ui.tool_result(event.call, event.result)
         elif isinstance(event, StateChange):
             ui.server_state(event)
+        elif isinstance(event, CallBackgrounded):
+            ui.info(f"{event.call.alias} runs in the background as task {event.task_id}")
+        elif isinstance(event, BackgroundEnded):
+            ui.info(f"background task {event.task_id} ({event.call.alias}) {event.status}")
 
     return show

@@ -95,6 +95,7 @@ class Host(AsyncResource):
             telemetry=config_telemetry,
         )
         self._log = LogFile(self.settings.log) if self.settings.log is not None else None
+        self._agents: list[Agent] = []
 
     async def open(self) -> None:
         """What `async with host:` does first: start every server (within the start-up
@@ -109,6 +110,8 @@ class Host(AsyncResource):
 
     async def close(self) -> None:
         try:
+            for agent in self._agents:  # background tasks stay the servers' (TASK-09)
+                await agent.background.close()
             await self.fleet.close()
         finally:
             if self._log is not None:
@@ -127,7 +130,7 @@ class Host(AsyncResource):
         its `tools`: filters, catalogue budget, result budget, unless `tools` is given).
         `max_tool_tokens`: the output budget of one tool result (default: `resultBudget`)."""
         policy = self.policy.for_agent(agent_consent(self.config, name)) if name else self.policy
-        return Agent(
+        made = Agent(
             self.fleet,
             self.model,
             self.ui,
@@ -140,4 +143,7 @@ class Host(AsyncResource):
             on_call=self.on_call,
             max_tool_tokens=max_tool_tokens,
             telemetry=self.telemetry,
+            background=self.settings.background,
         )
+        self._agents.append(made)
+        return made

@@ -3,7 +3,8 @@
 - `search_tools(query, limit)`: deferred loading, when the catalogue is over its budget;
 - `read_result(handle, offset, limit)`: pages through output the budget held back;
 - `read_resource(uri, server)`: reads a resource a server listed or linked in a result, from
-  that server only, under the same consent policy as tool calls.
+  that server only, under the same consent policy as tool calls;
+- `task_status(task)`, `cancel_task(task)`: calls running in the background (`task_tools.py`).
 
 Host tool names carry no `server__` prefix, so no server tool can take their place.
 """
@@ -17,6 +18,8 @@ from typing import Any
 
 from ..client import ClientError
 from ..protocol.errors import MCPError
+from . import task_tools
+from .background import BackgroundCalls
 from .catalog import ToolCatalog
 from .consent import PendingCall
 from .conversation import ToolCall, ToolResult, ToolSpec
@@ -81,6 +84,7 @@ class HostTools:
     resources: ResourceIndex
     consent: Consent
     result_tokens: int
+    background: BackgroundCalls | None = None
     _search_lock: asyncio.Lock = field(default_factory=asyncio.Lock, init=False, repr=False)
 
     def specs(self) -> list[ToolSpec]:
@@ -91,13 +95,19 @@ class HostTools:
             out.append(READ_RESULT_SPEC)
         if self.resources.readable():
             out.append(READ_RESOURCE_SPEC)
+        if self.background is not None:
+            out.extend(task_tools.specs(self.background))
         return out
 
     def handles(self, name: str) -> bool:
+        if self.background is not None and name in task_tools.NAMES:
+            return True
         return name in (SEARCH_TOOLS, READ_RESULT, READ_RESOURCE)
 
     async def run(self, call: ToolCall) -> ToolResult:
         args = call.arguments
+        if self.background is not None and call.name in task_tools.NAMES:
+            return await task_tools.run(self.background, call)
         if call.name == SEARCH_TOOLS:
             return await self._search(call, args)
         if call.name == READ_RESULT:

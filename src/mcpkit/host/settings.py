@@ -2,7 +2,8 @@
 
     "host": {"startupTimeout": 5, "restart": {"initial": 0.5, "max": 30},
              "retry": {"attempts": 3, "initial": 0.2, "max": 2},
-             "audit": "audit.jsonl", "log": "host.log", "pins": "tool-pins.json"}
+             "audit": "audit.jsonl", "log": "host.log", "pins": "tool-pins.json",
+             "background": {"after": 10}}
 
 - `startupTimeout`: seconds the first model round waits for servers; later ones join when ready.
 - `restart`: the backoff between reconnection attempts to a server that went down.
@@ -11,6 +12,8 @@
 - `audit`: append one JSON line per tool call here (off when absent).
 - `log`: where server noise (invalid stdout lines, stderr) and link changes are written.
 - `pins`: the tool pin file.
+- `background`: when a call its server runs as a task goes to the background
+  (`background_store.py`).
 
 `${VAR}` and `${VAR:-default}` expand here as in `mcpServers` (the same `expand`), paths
 included; relative paths are relative to the configuration file.
@@ -24,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .background_store import BackgroundSettings
 from .backoff import Backoff
 from .config import ConfigError, HostConfig, expand
 from .consent import ConsentRules
@@ -33,7 +37,7 @@ if TYPE_CHECKING:
     from .catalog import ToolSettings
 
 DEFAULT_STARTUP_TIMEOUT = 5.0
-_KEYS = {"startupTimeout", "restart", "retry", "audit", "log", "pins"}
+_KEYS = {"startupTimeout", "restart", "retry", "audit", "log", "pins", "background"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +48,7 @@ class HostSettings:
     log: Path | None = None
     pins: Path | None = None
     retry: RetryPolicy = field(default_factory=RetryPolicy)
+    background: BackgroundSettings = field(default_factory=BackgroundSettings)
 
     @classmethod
     def from_config(cls, config: HostConfig) -> HostSettings:
@@ -74,7 +79,11 @@ class HostSettings:
         audit, log, pins = (
             _path(raw.get(key), base, f'{where}: "{key}"') for key in ("audit", "log", "pins")
         )
-        return cls(float(startup), restart, audit, log, pins, retry)
+        try:
+            background = BackgroundSettings.parse(raw.get("background"), base)
+        except ValueError as exc:
+            raise ConfigError(f"{where}: {exc}") from None
+        return cls(float(startup), restart, audit, log, pins, retry, background)
 
 
 def _path(value: Any, base: Path | None, where: str) -> Path | None:

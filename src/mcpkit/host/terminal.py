@@ -6,6 +6,7 @@ automatic answer are still printed, so nothing happens out of the user's sight.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import webbrowser
 from collections.abc import Callable
@@ -40,6 +41,10 @@ class TerminalUI:
         self.auto_confirm = auto_confirm
         self.auto_elicit = auto_elicit
         self.open_urls = open_urls
+        #: True while the chat reads your next message: a question asked meanwhile (a task in
+        #: the background, TASK-11) waits for Enter (`answer_waiting`), not for that reader.
+        self.reading = False
+        self._waiting: list[tuple[Elicitation, asyncio.Future[dict[str, Any]]]] = []
 
     def user(self, text: str) -> None:
         self.console.print(f"\n[bold cyan]user >[/] {text}")
@@ -102,6 +107,23 @@ class TerminalUI:
                 f"[yellow]answer >[/] {json.dumps(answer, ensure_ascii=False)} (automatic)"
             )
             return answer
+        if self.reading:
+            self.console.print("[yellow]answer >[/] press Enter to answer it")
+            answered: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+            self._waiting.append((request, answered))
+            return await answered
+        return self._answer(request)
+
+    def answer_waiting(self) -> bool:
+        """Ask the questions that came while the chat was reading; whether there were any."""
+        waiting, self._waiting = self._waiting, []
+        for request, answered in waiting:
+            if not answered.done():
+                self.console.print(f"[yellow]answer >[/] {escape(request.message)}")
+                answered.set_result(self._answer(request))
+        return bool(waiting)
+
+    def _answer(self, request: Elicitation) -> dict[str, Any]:
         if request.mode == "url":
             # ELIC-06/28: show the full URL and the domain, open only with consent.
             self.console.print(f"URL: [underline]{request.url}[/]")

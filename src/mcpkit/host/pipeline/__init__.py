@@ -19,7 +19,9 @@ from ..audit import AuditLog, AuditRecord, read_audit
 from ..consent import ConsentPolicy, ConsentRules, Decision, PendingCall, Ruling
 from ..events import (
     AuditRecorded,
+    BackgroundEnded,
     CallAllowed,
+    CallBackgrounded,
     CallDecided,
     CallFinished,
     CallProgress,
@@ -40,8 +42,10 @@ __all__ = [
     "AuditLog",
     "AuditRecord",
     "AuditRecorded",
+    "BackgroundEnded",
     "Call",
     "CallAllowed",
+    "CallBackgrounded",
     "CallDecided",
     "CallFinished",
     "CallProgress",

@@ -57,6 +57,8 @@ class Call:
     attempt: int = 0
     give_up: float = 0.0
     unsure: bool = False
+    #: The front end's hook told the id of the task the server runs the call as (`Send`).
+    on_task: Callable[[str], None] | None = None
 
     @property
     def resolved(self) -> Target:

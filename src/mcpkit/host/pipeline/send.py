@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 
 from ...client.session import sent_ids
+from ...client.tasks import task_started
 from ..consent import PendingCall
 from ..events import CallProgress, CallSent, EventBus
 from .attempt import NotBack
@@ -32,6 +33,7 @@ class Send:
         # the link pauses it while the server's questions wait for the user.
         timing = link.timing(clock) if clock is not None else contextlib.nullcontext()
         told = sent_ids.set(_FirstSent(self.bus, pending))
+        tasked = task_started.set(call.on_task)
         try:
             with timing:
                 raw = await client.call_tool(
@@ -44,6 +46,7 @@ class Send:
                     headers=call.extras.headers or None,
                 )
         finally:
+            task_started.reset(tasked)
             sent_ids.reset(told)
         return Outcome("tool-error" if raw.is_error else "ok", raw, None, call.key, call.attempt)
 

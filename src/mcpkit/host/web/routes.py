@@ -11,6 +11,8 @@ import re
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from ...client import ClientError
+from ...protocol.errors import MCPError
 from ...protocol.jsonschema import SchemaError, compile_schema, first_errors
 from ..supervision import describe
 from .asgi import (
@@ -60,6 +62,7 @@ class UIApp:
             ("POST", re.compile(r"/api/answer"), self.answer),
             ("POST", re.compile(r"/api/pins/approve"), self.approve),
             ("POST", re.compile(rf"/api/servers/{n}/reconnect"), self.reconnect),
+            ("POST", re.compile(r"/api/tasks/cancel"), self.cancel_task),
             ("GET", re.compile(rf"/api/inspect/{n}"), self.catalogue),
             ("POST", re.compile(rf"/api/inspect/{n}/request"), self.inspect),
             ("POST", re.compile(rf"/api/inspect/{n}/listen"), self.listen),
@@ -213,6 +216,20 @@ class UIApp:
             raise HTTPError(404, f"no server named {args['name']!r}")
         self.web.host.fleet.links[args["name"]].reconnect_now()
         return {"ok": True}
+
+    async def cancel_task(self, request: Request, _: dict[str, str]) -> Any:
+        body = await request.json()
+        task = body.get("task") if isinstance(body, dict) else None
+        if not isinstance(task, str) or self.web.agent is None:
+            raise HTTPError(400, "expected {task}: the id of a background task")
+        try:
+            text = await self.web.agent.background.cancel(task)
+        except LookupError as exc:
+            raise HTTPError(404, str(exc.args[0])) from None
+        except (MCPError, ClientError) as exc:
+            raise HTTPError(409, f"the server did not cancel task {task}: {exc}") from None
+        self.web.tasks_changed()
+        return {"ok": True, "text": text}
 
     # -- inspector ---------------------------------------------------------------------
     async def catalogue(self, request: Request, args: dict[str, str]) -> Any:

@@ -21,7 +21,15 @@ from ..config import HostConfig
 from ..conversation import UserMessage
 from ..link import ClientFeatures
 from ..models.base import ModelAdapter
-from ..pipeline import AuditRecorded, ConsentPolicy, Event, for_inspector, read_audit
+from ..pipeline import (
+    AuditRecorded,
+    BackgroundEnded,
+    CallBackgrounded,
+    ConsentPolicy,
+    Event,
+    for_inspector,
+    read_audit,
+)
 from ..settings import HostSettings
 from ..supervision import describe
 from .asgi import Receive, Request, Scope, Send
@@ -111,6 +119,8 @@ class WebHost:
         configured file, if any, by the pipeline's audit policy)."""
         if isinstance(event, AuditRecorded):
             self.hub.publish("audit", record=asdict(event.record))
+        elif isinstance(event, CallBackgrounded | BackgroundEnded):
+            self.tasks_changed()
 
     @property
     def url(self) -> str:
@@ -207,12 +217,22 @@ class WebHost:
         finally:
             self.hub.publish("turn", state="idle")
             self.status()
+            self.tasks_changed()  # results the model now has leave the panel
 
     # -- panels ------------------------------------------------------------------------
     def status(self) -> None:
         self.hub.publish(
             "status", servers=self.servers(), pins=self.pins(), tools=self.example_tools()
         )
+
+    def tasks(self) -> list[dict[str, Any]]:
+        """The background calls not yet delivered to the model (running, or ended)."""
+        if self.agent is None:
+            return []
+        return [running.describe() for running in self.agent.background.listed()]
+
+    def tasks_changed(self) -> None:
+        self.hub.publish("tasks", tasks=self.tasks())
 
     def servers(self) -> list[dict[str, Any]]:
         return [
@@ -262,6 +282,7 @@ class WebHost:
             "agent": self.agent_name,
             "servers": self.servers(),
             "pins": self.pins(),
+            "tasks": self.tasks(),
             "audit": self.earlier_audit,
             "auditFile": str(self.audit_file) if self.audit_file is not None else None,
             "sandbox": self.sandbox_origin,

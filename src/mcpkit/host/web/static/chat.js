@@ -5,6 +5,7 @@ import { AppView } from "./apps.js";
 import { api, fill, h, json, urlBox } from "./dom.js";
 import { schemaForm } from "./forms.js";
 import { resultView, textOf } from "./results.js";
+import { renderTasks } from "./tasks.js";
 
 const messages = document.getElementById("messages");
 const cards = new Map();      // call id → {el, body, progress, app, raw, cancelled, result, folds}
@@ -275,6 +276,7 @@ export function handle(ev, composer) {
     case "server": add(h("div", { class: "note" }, ev.text)); break;
     case "status": renderStatus(ev.servers, ev.pins); emptyState(ev.tools, undefined, composer); break;
     case "audit": auditRow(ev.record); break;
+    case "tasks": renderTasks(ev.tasks); break;
     case "turn":
       document.getElementById("send").disabled = ev.state === "running";
       document.body.dataset.turn = ev.state;

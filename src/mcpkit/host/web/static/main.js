@@ -3,6 +3,7 @@
 import { auditRow, emptyState, handle, renderStatus } from "./chat.js";
 import { api } from "./dom.js";
 import * as inspector from "./inspector.js";
+import { renderTasks } from "./tasks.js";
 
 // The access token is in the address only until the cookie is set: drop it from history.
 if (location.search.includes("token=")) history.replaceState(null, "", "/");
@@ -55,6 +56,7 @@ async function main() {
   const state = await api.get("/api/state");
   document.getElementById("who").textContent = `${state.modelHint ? "no model" : `model ${state.model}`}${state.agent ? ` · agent ${state.agent}` : ""}`;
   renderStatus(state.servers, state.pins);
+  renderTasks(state.tasks);
   emptyState(state.tools, state.modelHint, composer);
   inspector.servers(state.servers);
   if (state.view === "inspector") {
