@@ -240,16 +240,19 @@ async def test_an_expired_token_is_refreshed(stack: Stack) -> None:
 
 async def test_token_exchange_needs_no_browser(stack: Stack) -> None:
     stack.backend_as.trusts[stack.front_as.issuer] = stack.front_as.key
-    exchange = {"tokenExchange": True}
+    stack.backend_as.token_ttl = 20  # "expired" at once (30 s early): exchanged again
+    grant = "token:urn:ietf:params:oauth:grant-type:token-exchange"
     async with (
-        stack.serving_gateway(perUser=exchange),
+        stack.serving_gateway(perUser={"tokenExchange": True}),
         stack.user("alice") as alice,
         stack.user("bob") as bob,
     ):
         assert (await alice.call_tool("orders__whoami", {})).text == "alice"
         assert (await bob.call_tool("orders__whoami", {})).text == "bob"
-    grant = "token:urn:ietf:params:oauth:grant-type:token-exchange"
-    assert stack.backend_as.calls[grant] == 2 and stack.backend_as.calls["authorize"] == 0
+        assert stack.backend_as.calls[grant] == 2
+        assert (await alice.call_tool("orders__whoami", {})).text == "alice"
+        assert stack.backend_as.calls[grant] == 3
+    assert stack.backend_as.calls["authorize"] == 0
 
 
 async def test_an_untrusted_token_is_not_exchanged(stack: Stack) -> None:
@@ -278,11 +281,41 @@ async def test_tokens_survive_a_gateway_restart_with_redis(stack: Stack) -> None
         import redis.asyncio as aioredis
 
         reader = aioredis.from_url(redis.url)
-        stored = [await reader.get(k) for k in await reader.keys("per-user-test:*")]
+        [name] = await reader.keys("per-user-test:*")
+        stored = await reader.get(name)
         await reader.aclose()
-        assert len(stored) == 1 and b"access_token" not in stored[0]  # encrypted at rest
+        assert b"alice" not in name  # Redis keys name no user
+        assert b"access_token" not in stored and b"alice" not in stored  # encrypted at rest
     finally:
         await redis.close()
+
+
+async def test_a_preregistered_client_id_is_used(stack: Stack) -> None:
+    async with stack.serving_gateway(perUser={"clientId": "gw-app"}):
+        stack.backend_as.clients["gw-app"] = [
+            stack.gateway_url.removesuffix("/mcp") + "/oauth/callback"
+        ]
+        async with stack.user("alice", ask=browser(stack, "alice")) as alice:
+            assert (await alice.call_tool("orders__whoami", {})).text == "alice"
+    assert stack.backend_as.calls["register"] == 0
+    assert stack.backend_as.requests[0]["client_id"] == "gw-app"
+
+
+def test_the_docs_example_is_a_valid_gateway_config() -> None:
+    import json
+    import re
+
+    from mcpkit.gateway import GatewaySettings
+    from support import ROOT
+
+    page = (ROOT / "docs/gateway.md").read_text()
+    section = page.split("### Per-user credentials", 1)[1]
+    block = re.search(r"```json\n(.*?)```", section, re.DOTALL)
+    assert block is not None
+    env = {"MCPKIT_GATEWAY_TOKEN_KEY": KEY}
+    settings = GatewaySettings.from_config(parse_config(json.loads(block.group(1)), env=env))
+    assert settings.backends["tracker"].per_user is not None
+    assert settings.user_tokens["key"] == KEY
 
 
 def test_the_config_says_what_a_per_user_backend_needs() -> None:
