@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import shutil
 from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import replace
 from typing import Any
 
 import aiohttp
@@ -49,6 +50,7 @@ class Stack:
         self.backend_sock = loopback_socket()
         self.backend_url = f"http://127.0.0.1:{self.backend_sock.getsockname()[1]}/mcp"
         self.gateway_url = ""
+        self.last: Gateway | None = None  # the gateway served last
 
     async def close(self) -> None:
         self.front_as.sock.close()  # never started: it only signs the front tokens
@@ -99,7 +101,7 @@ class Stack:
     async def serving_gateway(self, **options: Any) -> AsyncIterator[str]:
         sock = loopback_socket()
         self.gateway_url = f"http://127.0.0.1:{sock.getsockname()[1]}/mcp"
-        gateway = self.gateway(self.gateway_url, **options)
+        gateway = self.last = self.gateway(self.gateway_url, **options)
         auth = front_auth(gateway.settings, self.gateway_url)
         async with serving(gateway, sock, auth=auth) as url:
             yield url
@@ -235,6 +237,25 @@ async def test_an_expired_token_is_refreshed(stack: Stack) -> None:
         before = stack.backend_as.calls["token:refresh_token"]
         assert (await alice.call_tool("orders__whoami", {})).text == "alice"
         assert stack.backend_as.calls["token:refresh_token"] == before + 1
+        assert stack.backend_as.calls["authorize"] == 1
+
+
+async def test_a_token_the_server_refuses_is_dropped_and_refreshed(stack: Stack) -> None:
+    async with stack.serving_gateway(), stack.user("alice", ask=browser(stack, "alice")) as alice:
+        assert (await alice.call_tool("orders__whoami", {})).text == "alice"
+        assert stack.last is not None and stack.last.users is not None
+        store = stack.last.users.tokens.of("alice", "orders")
+        record = await store.load(stack.backend_as.issuer)
+        assert record is not None
+        [(resource, tokens)] = record.tokens.items()
+        record.tokens[resource] = replace(tokens, access_token="revoked")
+        await store.save(stack.backend_as.issuer, record)  # as if revoked at the server
+        stack.last.users._users[("orders", "alice")].oauth.tokens = record.tokens[resource]
+        refused = await alice.call_tool("orders__whoami", {})
+        assert refused.is_error and "did not accept your token" in refused.text
+        assert stack.last.links["orders"].up  # one user's token is not the server's health
+        assert (await alice.call_tool("orders__whoami", {})).text == "alice"
+        assert stack.backend_as.calls["token:refresh_token"] == 1
         assert stack.backend_as.calls["authorize"] == 1
 
 

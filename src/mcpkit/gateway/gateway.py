@@ -25,6 +25,7 @@ from typing import Any
 
 from .._version import __version__
 from ..client import CallResult, ClientError
+from ..client.errors import TransportError
 from ..client.http_headers import CALL_HEADERS
 from ..host.config import ConfigError, HostConfig
 from ..host.connections import Target
@@ -276,6 +277,10 @@ class Gateway(Front):
         meta = {IDEMPOTENCY_KEY: call.key} if call.key is not None else None
         try:
             result = await self.forward_call(front.tool, sent, front.ctx, meta, clock=call.clock)
+        except TransportError as exc:
+            if exc.status != 401 or per_user is None or self.users is None:
+                raise
+            return Outcome("denied", error=self.users.rejected(link.name, front.ctx.principal))
         finally:
             if token is not None:
                 CALL_HEADERS.reset(token)

@@ -102,6 +102,8 @@ class _User:
     subject: list[str] = field(default_factory=lambda: [""])
     pending: asyncio.Task[None] | None = None
     published: asyncio.Future[str] | None = None
+    #: The token the server refused last: not to be used again.
+    refused: str | None = None
 
 
 class UserCredentials:
@@ -184,7 +186,7 @@ class UserCredentials:
             user.published = asyncio.get_running_loop().create_future()
             if user.authorizer is not None:
                 user.authorizer.published = user.published
-            user.pending = asyncio.create_task(user.oauth.authorize())
+            user.pending = asyncio.create_task(user.oauth.authorize(user.refused))
         pending, published = user.pending, user.published
         assert published is not None
         waiting: list[asyncio.Future[Any]] = [pending, published]
@@ -212,6 +214,17 @@ class UserCredentials:
             ) from None
         if not answer.accepted:
             raise NotAuthorized(f"You declined to authorize server {name!r}: nothing was called.")
+
+    def rejected(self, name: str, principal: str | None) -> str:
+        """Server `name` answered 401 to the user's token (revoked there, or its grant
+        withdrawn): it is dropped, and the next call refreshes it or asks the user again."""
+        user = self._users.get((name, principal or ""))
+        if user is not None and user.oauth.tokens is not None:
+            user.refused, user.oauth.tokens = user.oauth.tokens.access_token, None
+        return (
+            f"Server {name!r} did not accept your token (revoked or expired there); call "
+            "again to authorize anew."
+        )
 
     # -- the callback ---------------------------------------------------------------------
     async def callback(
