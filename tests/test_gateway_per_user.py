@@ -259,6 +259,24 @@ async def test_a_token_the_server_refuses_is_dropped_and_refreshed(stack: Stack)
         assert stack.backend_as.calls["authorize"] == 1
 
 
+async def test_a_user_forgotten_in_memory_comes_back_from_the_store(
+    stack: Stack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mcpkit.gateway import per_user
+
+    monkeypatch.setattr(per_user, "MAX_USERS", 1)  # bob's arrival pushes alice out
+    alice_ask, bob_ask = browser(stack, "alice"), browser(stack, "bob")
+    async with (
+        stack.serving_gateway(),
+        stack.user("alice", ask=alice_ask) as alice,
+        stack.user("bob", ask=bob_ask) as bob,
+    ):
+        assert (await alice.call_tool("orders__whoami", {})).text == "alice"
+        assert (await bob.call_tool("orders__whoami", {})).text == "bob"
+        assert (await alice.call_tool("orders__whoami", {})).text == "alice"
+    assert stack.backend_as.calls["authorize"] == 2
+
+
 async def test_token_exchange_needs_no_browser(stack: Stack) -> None:
     stack.backend_as.trusts[stack.front_as.issuer] = stack.front_as.key
     stack.backend_as.token_ttl = 20  # "expired" at once (30 s early): exchanged again

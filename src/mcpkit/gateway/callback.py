@@ -27,7 +27,11 @@ class GatewayApp(StreamableHTTPApp):
 
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
         path = self.users.callback_path
-        if path is None or scope["method"] != "GET" or route_path(scope) != path:
+        if (
+            path is None
+            or scope["method"] != "GET"
+            or path not in (scope["path"], route_path(scope))
+        ):
             await super()._http(scope, receive, send)
             return
         query = dict(parse_qsl(bytes(scope.get("query_string") or b"").decode("latin-1")))

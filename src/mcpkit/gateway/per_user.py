@@ -116,6 +116,7 @@ class UserCredentials:
         #: Authorizations waiting for their callback, by `state`.
         self.flows: dict[str, _Flow] = {}
         self._users: OrderedDict[tuple[str, str], _User] = OrderedDict()
+        self._closing: set[asyncio.Task[None]] = set()
 
     @property
     def callback_path(self) -> str | None:
@@ -123,11 +124,7 @@ class UserCredentials:
 
     async def close(self) -> None:
         users, self._users = list(self._users.values()), OrderedDict()
-        for user in users:
-            if user.pending is not None:
-                user.pending.cancel()
-                await asyncio.gather(user.pending, return_exceptions=True)
-            await user.oauth.close()
+        await asyncio.gather(*(_forget(user) for user in users), *self._closing)
         await self.tokens.close()
 
     # -- a call ---------------------------------------------------------------------------
@@ -155,8 +152,9 @@ class UserCredentials:
             user = self._new_user(name, url, rules, principal)
             while len(self._users) >= MAX_USERS:
                 _, old = self._users.popitem(last=False)
-                if old.pending is not None:
-                    old.pending.cancel()
+                closing = asyncio.create_task(_forget(old))
+                self._closing.add(closing)
+                closing.add_done_callback(self._closing.discard)
         self._users[key] = user  # most recently used last
         return user
 
@@ -246,6 +244,14 @@ class UserCredentials:
         except (AuthorizationError, aiohttp.ClientError, OSError, TimeoutError) as exc:
             return 400, f"The authorization failed: {exc}. Call the tool again to start over."
         return 200, "Authorized: you can close this page and go back to your MCP client."
+
+
+async def _forget(user: _User) -> None:
+    """A user's `OAuth` closed, its flow stopped (the stored tokens stay)."""
+    if user.pending is not None:
+        user.pending.cancel()
+        await asyncio.gather(user.pending, return_exceptions=True)
+    await user.oauth.close()
 
 
 def url_required(message: str, url: str) -> MCPError:
