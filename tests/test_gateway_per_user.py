@@ -230,7 +230,7 @@ async def test_declining_the_authorization_calls_nothing(stack: Stack) -> None:
 
 
 async def test_an_expired_token_is_refreshed(stack: Stack) -> None:
-    stack.backend_as.token_ttl = 20  # "expired" at once: the client refreshes 30 s early
+    stack.backend_as.token_ttl = 25  # "expired" at once: the client refreshes 30 s early
     alice_ask = browser(stack, "alice")
     async with stack.serving_gateway(), stack.user("alice", ask=alice_ask) as alice:
         assert (await alice.call_tool("orders__whoami", {})).text == "alice"
@@ -279,7 +279,7 @@ async def test_a_user_forgotten_in_memory_comes_back_from_the_store(
 
 async def test_token_exchange_needs_no_browser(stack: Stack) -> None:
     stack.backend_as.trusts[stack.front_as.issuer] = stack.front_as.key
-    stack.backend_as.token_ttl = 20  # "expired" at once (30 s early): exchanged again
+    stack.backend_as.token_ttl = 25  # "expired" at once (30 s early): exchanged again
     grant = "token:urn:ietf:params:oauth:grant-type:token-exchange"
     async with (
         stack.serving_gateway(perUser={"tokenExchange": True}),

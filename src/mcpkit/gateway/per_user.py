@@ -185,6 +185,7 @@ class UserCredentials:
             if user.authorizer is not None:
                 user.authorizer.published = user.published
             user.pending = asyncio.create_task(user.oauth.authorize(user.refused))
+            user.pending.add_done_callback(_seen)  # a flow nobody came back for may fail
         pending, published = user.pending, user.published
         assert published is not None
         waiting: list[asyncio.Future[Any]] = [pending, published]
@@ -244,6 +245,11 @@ class UserCredentials:
         except (AuthorizationError, aiohttp.ClientError, OSError, TimeoutError) as exc:
             return 400, f"The authorization failed: {exc}. Call the tool again to start over."
         return 200, "Authorized: you can close this page and go back to your MCP client."
+
+
+def _seen(task: asyncio.Task[None]) -> None:
+    if not task.cancelled():
+        task.exception()
 
 
 async def _forget(user: _User) -> None:
