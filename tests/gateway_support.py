@@ -17,10 +17,11 @@ from support import scaled
 
 
 @contextlib.asynccontextmanager
-async def serving(server: Any, **options: Any) -> AsyncIterator[str]:
+async def serving(server: Any, sock: Any = None, **options: Any) -> AsyncIterator[str]:
     """`server` over Streamable HTTP on a loopback port of its own (lifespan included): its URL.
-    The socket listens before uvicorn starts, so clients may connect at once."""
-    sock = loopback_socket()
+    The socket listens before uvicorn starts, so clients may connect at once (`sock`: one
+    made beforehand, when the server's config needs its own URL)."""
+    sock = sock if sock is not None else loopback_socket()
     config = uvicorn.Config(
         server.http_app(**options), lifespan="on", log_level="warning", access_log=False
     )

@@ -1,14 +1,16 @@
 """A minimal OAuth 2.1 authorization server for tests (aiohttp.web on a loopback socket).
 
-It approves every authorization request as `user` (no browser), checks PKCE S256, `resource`
-and redirect URIs, issues ES256 JWT access tokens for the requested resource and rotating
-refresh tokens, and counts what it was asked, so tests can prove what a client did.
+It approves every authorization request as `user` (no browser; a `user` cookie names another
+signed-in user), checks PKCE S256, `resource` and redirect URIs, issues ES256 JWT access tokens
+for the requested resource and rotating refresh tokens, exchanges tokens signed by the issuers
+it `trusts` (RFC 8693), and counts what it was asked, so tests can prove what a client did.
 """
 
 from __future__ import annotations
 
 import base64
 import hashlib
+import json
 import secrets
 import socket
 import time
@@ -19,7 +21,11 @@ from urllib.parse import urlencode
 
 from aiohttp import web
 from joserfc import jwt
+from joserfc.errors import JoseError
 from joserfc.jwk import ECKey
+
+TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange"
+ACCESS_TOKEN = "urn:ietf:params:oauth:token-type:access_token"
 
 
 def loopback_socket() -> socket.socket:
@@ -52,6 +58,8 @@ class LocalAuthServer:
     clients: dict[str, list[str]] = field(default_factory=dict)
     codes: dict[str, tuple[Grant, str, str]] = field(default_factory=dict)
     refresh: dict[str, Grant] = field(default_factory=dict)
+    #: Issuers whose access tokens it exchanges for its own (RFC 8693), with their keys.
+    trusts: dict[str, ECKey] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.key = ECKey.generate_key("P-256", parameters={"kid": "k1", "alg": "ES256"})
@@ -105,7 +113,7 @@ class LocalAuthServer:
                 "jwks_uri": self.jwks_uri,
                 "scopes_supported": list(self.scopes),
                 "response_types_supported": ["code"],
-                "grant_types_supported": ["authorization_code", "refresh_token"],
+                "grant_types_supported": ["authorization_code", "refresh_token", TOKEN_EXCHANGE],
                 "code_challenge_methods_supported": ["S256"],
                 "token_endpoint_auth_methods_supported": ["none"],
                 "authorization_response_iss_parameter_supported": True,
@@ -134,7 +142,8 @@ class LocalAuthServer:
             return web.Response(status=400, text="unknown client or redirect_uri")
         assert q["code_challenge_method"] == "S256"
         code = secrets.token_urlsafe(8)
-        grant = Grant(q["client_id"], q.get("scope", ""), q["resource"], self.user)
+        user = request.cookies.get("user") or self.user  # who is signed in here
+        grant = Grant(q["client_id"], q.get("scope", ""), q["resource"], user)
         self.codes[code] = (grant, q["code_challenge"], redirect)
         query = urlencode({"code": code, "state": q["state"], "iss": self.issuer})
         raise web.HTTPFound(f"{redirect}?{query}")
@@ -156,6 +165,11 @@ class LocalAuthServer:
             if old is None:
                 return web.json_response({"error": "invalid_grant"}, status=400)
             grant = old
+        elif kind == TOKEN_EXCHANGE:
+            exchanged = self.exchange(form)
+            if exchanged is None:
+                return web.json_response({"error": "invalid_grant"}, status=400)
+            grant = exchanged
         else:
             return web.json_response({"error": "unsupported_grant_type"}, status=400)
         body: dict[str, Any] = {
@@ -169,3 +183,22 @@ class LocalAuthServer:
             self.refresh[refresh] = grant
             body["refresh_token"] = refresh
         return web.json_response(body)
+
+    def exchange(self, form: dict[str, Any]) -> Grant | None:
+        """RFC 8693: a trusted issuer's unexpired access token becomes a grant for the same
+        subject at the requested `resource`; anything else is refused."""
+        if form.get("subject_token_type") != ACCESS_TOKEN or not form.get("resource"):
+            return None
+        token = str(form.get("subject_token", ""))
+        try:
+            payload = token.split(".")[1]
+            unverified = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+            claims = jwt.decode(token, self.trusts[unverified["iss"]], algorithms=["ES256"]).claims
+        except (JoseError, KeyError, ValueError, IndexError, TypeError):
+            return None
+        if int(claims.get("exp", 0)) <= time.time():
+            return None
+        scope = str(form.get("scope") or "")
+        return Grant(
+            str(form.get("client_id") or "exchanged"), scope, form["resource"], claims["sub"]
+        )

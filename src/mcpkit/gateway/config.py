@@ -27,6 +27,10 @@
   (`{sub}`, `{client_id}`, `{claim.NAME}`); the front's own credential never goes through.
 - `hostOwned` values may be such templates too: the caller's own identity, per call.
 - `handles` (per server, default true): scope the server's state handles per caller.
+- `perUser` (per HTTP server): each front user's own OAuth token, `true` or `{"clientId",
+  "clientSecret", "tokenExchange": true}` (`per_user.py`); the gateway's
+  `userTokens` (`{"key": Fernet key, "redis": URL, "prefix": ...}`, `user_tokens.py`) and
+  `callbackUrl` (where the backend's authorization server sends the user back) go with it.
 - `retry` (off by default): `true` or `{"attempts": 3, "initial": 0.2, "max": 2}` repeats a
   failed call when that is certainly harmless (as the host does); `outputBudget`: tokens a
   tool result is cut to (off by default).
@@ -45,7 +49,17 @@ from ..host.pipeline import ConsentRules
 from ..host.retry import RetryPolicy
 from ..server.auth.access import AccessToken, InvalidToken
 
-_KEYS = {"name", "consent", "auth", "handleTtl", "retry", "outputBudget"}
+_KEYS = {
+    "name",
+    "consent",
+    "auth",
+    "handleTtl",
+    "retry",
+    "outputBudget",
+    "userTokens",
+    "callbackUrl",
+}
+_PER_USER_KEYS = {"clientId", "clientSecret", "tokenExchange"}
 _AUTH_KEYS = {
     "resource",
     "authorizationServers",
@@ -66,6 +80,20 @@ class BackendRules:
     tool_scopes: tuple[tuple[str, frozenset[str]], ...] = ()
     user_headers: Mapping[str, str] = field(default_factory=dict)
     handles: bool = True
+    #: Each front user's own OAuth token for this backend (`"perUser"`), or None.
+    per_user: PerUser | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PerUser:
+    """`"perUser"`: the gateway's client at the backend's authorization server (registered
+    dynamically when `client_id` is None; the scopes asked for are those the backend
+    publishes), and whether it exchanges the front token (RFC 8693) instead of sending the
+    user to authorize."""
+
+    client_id: str | None = None
+    client_secret: str | None = None
+    token_exchange: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +108,9 @@ class GatewaySettings:
     retry: RetryPolicy | None = None
     #: Cut each tool result to this many tokens (off by default).
     output_budget: int | None = None
+    #: Where per-user tokens are kept (`"userTokens"`) and the OAuth callback's public URL.
+    user_tokens: Mapping[str, Any] = field(default_factory=dict)
+    callback_url: str | None = None
 
     @classmethod
     def from_config(cls, config: HostConfig) -> GatewaySettings:
@@ -115,6 +146,7 @@ class GatewaySettings:
             backends,
             _retry(raw.get("retry"), where),
             _budget(raw.get("outputBudget"), where),
+            *_user_tokens(raw, backends, where),
         )
 
 
@@ -133,6 +165,43 @@ def _budget(value: Any, where: str) -> int | None:
     if type(value) is not int or value < 1:
         raise ConfigError(f'{where}: "outputBudget" is a whole number of tokens above 0')
     return value
+
+
+def _user_tokens(
+    raw: Mapping[str, Any], backends: Mapping[str, BackendRules], where: str
+) -> tuple[Mapping[str, Any], str | None]:
+    tokens = raw.get("userTokens") or {}
+    if not isinstance(tokens, Mapping) or set(tokens) - {"key", "redis", "prefix", "flowTimeout"}:
+        raise ConfigError(f'{where}: "userTokens" is {{"key", "redis", "prefix", "flowTimeout"}}')
+    if tokens.get("redis") and not tokens.get("key"):
+        raise ConfigError(
+            f'{where}: "userTokens" in Redis need a "key" (a Fernet key, the same on every '
+            "instance) to encrypt them at rest"
+        )
+    callback = raw.get("callbackUrl")
+    if callback is not None and not (isinstance(callback, str) and "://" in callback):
+        raise ConfigError(f'{where}: "callbackUrl" is the absolute URL of the OAuth callback')
+    flows = [n for n, b in backends.items() if b.per_user and not b.per_user.token_exchange]
+    if flows and callback is None:
+        raise ConfigError(
+            f'{where}: servers {flows} are perUser: give "callbackUrl", the gateway\'s public '
+            "URL of its OAuth callback (e.g. https://gateway.example.com/oauth/callback)"
+        )
+    return tokens, callback
+
+
+def _per_user(value: Any, where: str) -> PerUser | None:
+    if value is None or value is False:
+        return None
+    if value is True:
+        return PerUser()
+    if not isinstance(value, Mapping) or set(value) - _PER_USER_KEYS:
+        raise ConfigError(f'{where}: "perUser" is true or an object of {sorted(_PER_USER_KEYS)}')
+    return PerUser(
+        value.get("clientId"),
+        value.get("clientSecret"),
+        value.get("tokenExchange") is True,
+    )
 
 
 def _strings(value: Any, where: str) -> frozenset[str]:
@@ -155,6 +224,9 @@ def _backend(entry: Mapping[str, Any], where: str) -> BackendRules:
     handles = entry.get("handles", True)
     if not isinstance(handles, bool):
         raise ConfigError(f'{where}: "handles" must be true or false')
+    per_user = _per_user(entry.get("perUser"), where)
+    if per_user is not None and "url" not in entry:
+        raise ConfigError(f'{where}: "perUser" is for HTTP servers (give "url")')
     return BackendRules(
         _strings(entry.get("scopes"), f'{where}: "scopes"'),
         tuple(
@@ -163,6 +235,7 @@ def _backend(entry: Mapping[str, Any], where: str) -> BackendRules:
         ),
         dict(headers),
         handles,
+        per_user,
     )
 
 

@@ -10,7 +10,8 @@ enforced for every call from any MCP client.
   the caller's token; the consent rules decide (`allow`, `deny`, or `ask`: an elicitation
   to the calling client in form mode when it declared it, a deny otherwise); tools whose
   definition changed since pinned are withheld; one audit line records it.
-- Users stay apart: `scoping.py`.
+- Users stay apart: `scoping.py`; a `perUser` backend gets each user's own OAuth token
+  (`per_user.py`, its callback served by `http_app`: `callback.py`).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from typing import Any
 
 from .._version import __version__
 from ..client import CallResult, ClientError
+from ..client.errors import TransportError
 from ..client.http_headers import CALL_HEADERS
 from ..host.config import ConfigError, HostConfig
 from ..host.connections import Target
@@ -56,6 +58,7 @@ from .failures import BackendLost, call_failure
 from .forward import caller_key, failed, own_result
 from .front import Front
 from .link import UpstreamLink
+from .per_user import NotAuthorized, UserCredentials
 from .remote import RemoteTool
 from .scoping import HandleScope
 
@@ -105,6 +108,9 @@ class Gateway(Front):
         self.pipeline = self._pipeline()
         self.pins = pins if pins is not None else (ToolPins(host.pins) if host.pins else None)
         self.handle_scope = HandleScope(self.settings.handle_ttl)
+        per_user = any(rules.per_user for rules in self.settings.backends.values())
+        #: Each user's own tokens for `perUser` backends (None when there is none).
+        self.users = UserCredentials(self.settings) if per_user else None
         self._schemes: dict[str, str] = {}
         self._by_scheme: dict[str, str] = {}
         for name, server in config.servers.items():
@@ -164,6 +170,14 @@ class Gateway(Front):
         ]
         return "\n\n".join(texts) if texts else None
 
+    def http_app(self, **options: Any) -> Any:
+        """The MCP endpoint, and the OAuth callback when a backend is `perUser`."""
+        if self.users is None:
+            return super().http_app(**options)
+        from .callback import GatewayApp
+
+        return GatewayApp(self, self.users, **options)
+
     # -- the pins -----------------------------------------------------------------------
     @asynccontextmanager
     async def _watching_pins(self, server: Server) -> AsyncIterator[None]:
@@ -174,6 +188,8 @@ class Gateway(Front):
             if watcher is not None:
                 watcher.cancel()
                 await asyncio.gather(watcher, return_exceptions=True)
+            if self.users is not None:
+                await self.users.close()
 
     async def _watch_pins(self) -> None:
         """An approval (`mcpkit pins approve`) offers the tool again without a restart."""
@@ -250,10 +266,21 @@ class Gateway(Front):
         if front.rules.handles:
             sent = self.handle_scope.unwrap(sent, front.ctx.principal)
         headers = front.headers
+        per_user, link = front.rules.per_user, front.tool.link
+        if per_user is not None and self.users is not None and link.config.url is not None:
+            try:
+                mine = await self.users.headers(link.name, link.config.url, per_user, front.ctx)
+            except NotAuthorized as exc:
+                return Outcome("denied", error=str(exc))
+            headers = {**headers, **mine}
         token = CALL_HEADERS.set({**CALL_HEADERS.get(), **headers}) if headers else None
         meta = {IDEMPOTENCY_KEY: call.key} if call.key is not None else None
         try:
             result = await self.forward_call(front.tool, sent, front.ctx, meta, clock=call.clock)
+        except TransportError as exc:
+            if exc.status != 401 or per_user is None or self.users is None:
+                raise
+            return Outcome("denied", error=self.users.rejected(link.name, front.ctx.principal))
         finally:
             if token is not None:
                 CALL_HEADERS.reset(token)

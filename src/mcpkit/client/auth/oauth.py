@@ -159,6 +159,13 @@ class OAuth:
             await self._authorize(challenge, sent_token, step_up)
         return True
 
+    async def authorize(self, rejected: str | None = None) -> None:
+        """Get a token now rather than on a 401: a stored one (not `rejected`, a token the
+        server refused), refreshed if need be, else the grant's (the gateway's `perUser`
+        backends ask before the first call)."""
+        async with self._lock:
+            await self._authorize(None, rejected, False)
+
     # -- the flow ------------------------------------------------------------------------------
     async def _authorize(
         self, challenge: Challenge | None, rejected: str | None, step_up: bool
