@@ -47,6 +47,7 @@ async def chat_turn(agent: Agent, text: str) -> str | None:
 
 async def _read(agent: Agent, server: str, uri: str) -> str | None:
     link = agent.fleet.links[server]
+    await link.wake()  # a lazy server starts on first use
     if link.client is None:
         agent.ui.warn(f"cannot attach {uri}: server {server!r} is not connected")
         return None

@@ -22,7 +22,9 @@ from .hooks import OnCall
 from .link import ClientFeatures
 from .logfile import LogFile
 from .models import ModelAdapter
+from .paths import state_path
 from .pins import ToolPins
+from .records import RecordStore
 from .settings import HostSettings, agent_consent, agent_tools
 from .ui import HostUI
 
@@ -53,8 +55,11 @@ class Host(AsyncResource):
         on_call: OnCall | None = None,
         features: ClientFeatures | None = None,
         telemetry: bool | Telemetry | None = None,
+        records: RecordStore | None = None,
     ) -> None:
-        """`on_call`: called before each tool call to add per-user `_meta`, headers or
+        """`records`: where lazy servers' records are kept (default: the settings' `records`
+        directory, none when `cache` is off).
+        `on_call`: called before each tool call to add per-user `_meta`, headers or
         host-owned argument values (see `mcpkit.host.hooks`).
         `telemetry`: OpenTelemetry spans for each turn, round, model call and tool call, and
         the clients' (`mcpkit[otel]`); None follows `MCPKIT_TELEMETRY`. Baggage goes only to
@@ -82,6 +87,8 @@ class Host(AsyncResource):
             from .telemetry import HostTelemetry
 
             self.telemetry = HostTelemetry(config_telemetry, model.name)
+        if records is None and self.settings.cache:
+            records = RecordStore(self.settings.records or state_path("servers"))
         self.fleet = Fleet(
             config,
             ui,
@@ -93,6 +100,7 @@ class Host(AsyncResource):
             retry=self.settings.retry,
             features=features,
             telemetry=config_telemetry,
+            records=records,
         )
         self._log = LogFile(self.settings.log) if self.settings.log is not None else None
 

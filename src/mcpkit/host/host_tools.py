@@ -155,6 +155,7 @@ class HostTools:
         )
         if not await self.consent(pending):
             return _text(call, "The user did not allow reading this resource.", error=True)
+        await link.wake()  # a lazy server starts on first use
         if link.client is None:
             return _text(call, f"The server {link.name!r} is not connected.", error=True)
         try:

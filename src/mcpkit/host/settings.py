@@ -2,7 +2,8 @@
 
     "host": {"startupTimeout": 5, "restart": {"initial": 0.5, "max": 30},
              "retry": {"attempts": 3, "initial": 0.2, "max": 2},
-             "audit": "audit.jsonl", "log": "host.log", "pins": "tool-pins.json"}
+             "audit": "audit.jsonl", "log": "host.log", "pins": "tool-pins.json",
+             "cache": true, "records": "server-records/"}
 
 - `startupTimeout`: seconds the first model round waits for servers; later ones join when ready.
 - `restart`: the backoff between reconnection attempts to a server that went down.
@@ -11,6 +12,9 @@
 - `audit`: append one JSON line per tool call here (off when absent).
 - `log`: where server noise (invalid stdout lines, stderr) and link changes are written.
 - `pins`: the tool pin file.
+- `cache`: keep the records of lazy servers across runs (`records.py`); `false` (or
+  `--no-cache`) keeps none: a lazy server is then started with the host to be listed.
+- `records`: the directory of those records (default: the state directory's `servers/`).
 
 `${VAR}` and `${VAR:-default}` expand here as in `mcpServers` (the same `expand`), paths
 included; relative paths are relative to the configuration file.
@@ -33,7 +37,7 @@ if TYPE_CHECKING:
     from .catalog import ToolSettings
 
 DEFAULT_STARTUP_TIMEOUT = 5.0
-_KEYS = {"startupTimeout", "restart", "retry", "audit", "log", "pins"}
+_KEYS = {"startupTimeout", "restart", "retry", "audit", "log", "pins", "cache", "records"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +48,9 @@ class HostSettings:
     log: Path | None = None
     pins: Path | None = None
     retry: RetryPolicy = field(default_factory=RetryPolicy)
+    #: Keep lazy servers' records across runs (`"cache": false`, `--no-cache`: none).
+    cache: bool = True
+    records: Path | None = None
 
     @classmethod
     def from_config(cls, config: HostConfig) -> HostSettings:
@@ -71,10 +78,14 @@ class HostSettings:
             retry = RetryPolicy.parse(raw.get("retry"))
         except ValueError as exc:
             raise ConfigError(f'{where}: "retry": {exc}') from None
-        audit, log, pins = (
-            _path(raw.get(key), base, f'{where}: "{key}"') for key in ("audit", "log", "pins")
+        audit, log, pins, records = (
+            _path(raw.get(key), base, f'{where}: "{key}"')
+            for key in ("audit", "log", "pins", "records")
         )
-        return cls(float(startup), restart, audit, log, pins, retry)
+        cache = raw.get("cache", True)
+        if not isinstance(cache, bool):
+            raise ConfigError(f'{where}: "cache" must be true or false')
+        return cls(float(startup), restart, audit, log, pins, retry, cache, records)
 
 
 def _path(value: Any, base: Path | None, where: str) -> Path | None:
