@@ -6,6 +6,7 @@ starts: the markers count the starts."""
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
 import time
 from pathlib import Path
@@ -14,7 +15,7 @@ from typing import Any
 import pytest
 
 from host_support import RecordingUI
-from mcpkit.host import Host, HostConfig, HostSettings, parse_config
+from mcpkit.host import Host, HostConfig, HostSettings, load_config, parse_config
 from mcpkit.host.conversation import AssistantMessage, Message, ToolCall, ToolResults, ToolSpec
 from mcpkit.host.instructions import with_instructions
 from mcpkit.host.lazy import LazyLink
@@ -78,6 +79,12 @@ def saved(store: RecordStore, cfg: HostConfig, now: float, ttl_ms: int = 60_000)
         store.save(server, Record(now, ttl_ms, "public", lists={"tools": [PING]}))
 
 
+async def ready(host: Host) -> None:
+    """Wait for server `a` (started with the host) past the host's start-up deadline."""
+    async with asyncio.timeout(scaled(60)):
+        await host.fleet.links["a"].until(LinkState.READY)
+
+
 class Clock:
     def __init__(self) -> None:
         self.now = time.time()
@@ -139,7 +146,7 @@ async def test_a_server_without_a_record_starts_once_and_the_next_host_uses_its_
     store = RecordStore(tmp_path / "records")
     ui = RecordingUI()
     async with Host(cfg, model=calls(), ui=ui, records=store) as host:
-        assert host.fleet.links["a"].up
+        await ready(host)
     assert any("no record of its tools yet" in text for text in ui.of("info"))
     assert len(starts(tmp_path)) == 1
     record = store.load(cfg.servers["a"])
@@ -232,7 +239,7 @@ async def test_no_cache_keeps_no_record_and_starts_the_server_to_list_it(tmp_pat
     cfg = config(tmp_path, ["a"])
     settings = HostSettings(cache=False, records=tmp_path / "records")
     async with Host(cfg, model=calls(), ui=RecordingUI(), settings=settings) as host:
-        assert host.fleet.links["a"].up
+        await ready(host)
     assert len(starts(tmp_path)) == 1
     assert not (tmp_path / "records").exists()
 
@@ -246,3 +253,34 @@ def test_start_and_idle_timeout_are_checked_in_the_config() -> None:
         parse_config({"mcpServers": {"a": {"command": "x", "start": "later"}}})
     with pytest.raises(ValueError, match="idleTimeout"):
         parse_config({"mcpServers": {"a": {"command": "x", "idleTimeout": -1}}})
+
+
+def test_the_cache_and_records_keys_of_host_and_no_cache_on_the_command_line(
+    tmp_path: Path,
+) -> None:
+    from mcpkit.cli.host import _prepare
+
+    config = tmp_path / "mcp.json"
+    document = {"mcpServers": {"a": {"command": "x"}}, "host": {"records": "kept"}}
+    config.write_text(json.dumps(document), encoding="utf-8")
+    settings = HostSettings.from_config(load_config(config))
+    assert settings.cache and settings.records == tmp_path / "kept"
+    assert not _prepare(config, None, None, None, no_cache=True)[3].cache
+    document["host"] = {"cache": False}
+    config.write_text(json.dumps(document), encoding="utf-8")
+    assert not HostSettings.from_config(load_config(config)).cache
+    document["host"] = {"cache": "no"}
+    config.write_text(json.dumps(document), encoding="utf-8")
+    with pytest.raises(ValueError, match='"cache" must be true or false'):
+        HostSettings.from_config(load_config(config))
+
+
+async def test_reconnecting_an_idle_server_starts_it(tmp_path: Path) -> None:
+    cfg = config(tmp_path, ["a"])
+    store = RecordStore(tmp_path / "records")
+    saved(store, cfg, time.time())
+    async with Host(cfg, model=calls(), ui=RecordingUI(), records=store) as host:
+        assert host.fleet.links["a"].idle
+        async with asyncio.timeout(scaled(60)):
+            await host.fleet.reconnect("a")
+        assert host.fleet.links["a"].up and len(starts(tmp_path)) == 1

@@ -35,30 +35,30 @@ def http(**changes: object) -> ServerConfig:
 
 def test_a_private_record_is_served_only_to_its_principal(tmp_path: Path) -> None:
     store = RecordStore(tmp_path)
-    store.save(http(), Record(time.time(), 60_000, "private", "alice", lists=TOOLS))
+    store.save(http(), Record(time.time(), 60_000, "private", TOOLS, "alice"))
     mine = store.load(http(), "alice")
     assert mine is not None and mine.tools == TOOLS["tools"]
     assert store.load(http(), "bob") is None
     assert store.load(http()) is None  # nor to the host's own user
-    store.save(http(), Record(time.time(), 60_000, "public", lists=TOOLS))
+    store.save(http(), Record(time.time(), 60_000, "public", TOOLS))
     assert store.load(http(), "bob") is not None  # public: anyone (CACHE-10)
 
 
 def test_a_changed_command_url_header_or_env_is_another_server(tmp_path: Path) -> None:
     store = RecordStore(tmp_path)
-    store.save(http(), Record(time.time(), 60_000, "public", lists=TOOLS))
+    store.save(http(), Record(time.time(), 60_000, "public", TOOLS))
     assert store.load(http()) is not None
     assert store.load(http(url="https://example.com/other")) is None
     assert store.load(http(headers={"Authorization": "Bearer other"})) is None
     stdio = parse_config({"mcpServers": {"a": {"command": "x", "env": {"K": "1"}}}})
-    store.save(stdio.servers["a"], Record(time.time(), 60_000, "public", lists=TOOLS))
+    store.save(stdio.servers["a"], Record(time.time(), 60_000, "public", TOOLS))
     changed = parse_config({"mcpServers": {"a": {"command": "x", "env": {"K": "2"}}}})
     assert store.load(changed.servers["a"]) is None
 
 
 def test_a_record_is_written_whole_and_holds_nothing_of_the_config(tmp_path: Path) -> None:
     store = RecordStore(tmp_path)
-    store.save(http(), Record(time.time(), 60_000, "public", lists=TOOLS))
+    store.save(http(), Record(time.time(), 60_000, "public", TOOLS))
     (written,) = tmp_path.iterdir()  # no temporary file left beside it
     assert "sekrit-token" not in written.read_text()
     assert "example.com" not in written.read_text()

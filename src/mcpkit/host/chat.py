@@ -52,7 +52,8 @@ async def _read(agent: Agent, server: str, uri: str) -> str | None:
         agent.ui.warn(f"cannot attach {uri}: server {server!r} is not connected")
         return None
     try:
-        read = await link.client.read_resource(uri)
+        with link.in_use():
+            read = await link.client.read_resource(uri)
     except (MCPError, ClientError) as exc:
         agent.ui.warn(f"cannot attach {uri}: {server} answered: {exc}")
         return None

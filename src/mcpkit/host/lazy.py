@@ -84,13 +84,28 @@ class LazyLink(ServerLink):
         """Start the server if it is idle and wait for that start (one start for all callers
         meanwhile); a server that is already up, or down and backing off, is left as it is."""
         self._last_use = asyncio.get_running_loop().time()
-        if self.state is LinkState.IDLE:
-            self._waking = True
-            self._set(LinkState.CONNECTING, "starting on first use")
-            self._task = asyncio.create_task(self._supervise(), name=f"mcpkit-link-{self.name}")
+        self._begin()
         if self._waking:
             await self.until(LinkState.READY, LinkState.DEGRADED, LinkState.DOWN)
+
+    def _begin(self) -> None:
+        if self.state is LinkState.IDLE:
+            self._set(LinkState.CONNECTING, "starting on first use")
+            self._waking = True  # until the start has ended (`_set`)
+            self._task = asyncio.create_task(self._supervise(), name=f"mcpkit-link-{self.name}")
+
+    def _set(self, state: LinkState, *args: Any, **kwargs: Any) -> None:
+        if state is not LinkState.CONNECTING:
             self._waking = False
+        super()._set(state, *args, **kwargs)
+
+    def reconnect_now(self) -> None:
+        """An idle server is started (a reconnect asked for by the user, `/reconnect`)."""
+        if self.idle:
+            self._last_use = asyncio.get_running_loop().time()
+            self._begin()
+        else:
+            super().reconnect_now()
 
     def unavailable(self) -> str:
         if self._ever_up:

@@ -56,12 +56,14 @@ class Record:
     ttl_ms: int
     #: "public" only when every result held said so.
     scope: str
+    #: Each list's items by result key ("tools", "resources", "resourceTemplates", "prompts").
+    lists: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     #: Whose record a private one is (None: the host's own user).
     principal: str | None = None
+    #: What `server/discover` said (or `initialize`, from a 2025-11-25 server).
     name: str | None = None
     instructions: str | None = None
     capabilities: dict[str, Any] = field(default_factory=dict)
-    lists: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
     @property
     def tools(self) -> list[dict[str, Any]]:
