@@ -12,6 +12,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from host_support import RecordingUI
 from mcpkit.host import Host, parse_config
 from mcpkit.host.config import ServerConfig
@@ -22,6 +24,11 @@ from support import ROOT, scaled
 
 SERVER = str(ROOT / "tests/servers/lazy_server.py")
 TOOLS = {"tools": [{"name": "ping", "inputSchema": {"type": "object"}}]}
+
+
+def starts(folder: Path) -> int:
+    """How many times server `a` started (lazy_server.py writes a marker each time)."""
+    return sum(p.name.startswith("a-") for p in folder.iterdir())
 
 
 def http(**changes: object) -> ServerConfig:
@@ -83,17 +90,14 @@ def test_mcpkit_tools_lists_a_lazy_server_from_its_record_and_no_cache_starts_it
         assert [t["name"] for t in json.loads(run.stdout)] == ["a__ping"]
         return run
 
-    def started() -> int:
-        return sum(p.name.startswith("a-") for p in tmp_path.iterdir())
-
     tools()  # no record yet: started once to make one
-    assert started() == 1
+    assert starts(tmp_path) == 1
     assert list((tmp_path / "state/mcpkit/servers").iterdir())
     listed = tools()
-    assert started() == 1  # listed from its record
+    assert starts(tmp_path) == 1  # listed from its record
     assert "not started: offered from its record" in listed.stderr
     tools("--no-cache")
-    assert started() == 2
+    assert starts(tmp_path) == 2
 
 
 async def test_reading_a_resource_of_a_lazy_server_starts_it(tmp_path: Path) -> None:
@@ -118,3 +122,24 @@ async def test_reading_a_resource_of_a_lazy_server_starts_it(tmp_path: Path) -> 
         result = next(m for m in agent.history if isinstance(m, ToolResults)).results[0]
         assert not result.is_error
         assert "a note from a" in json.dumps(result.content)
+
+
+async def test_the_gateway_starts_a_lazy_backend_and_serves_no_record(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from gateway_support import serving
+    from mcpkit.client import Client
+    from mcpkit.gateway import Gateway
+
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    entry = {"command": sys.executable, "args": [SERVER, str(tmp_path), "a"], "start": "lazy"}
+    entry |= {"trusted": True, "consent": {"allow": ["*"]}}
+    cfg = parse_config({"gateway": {}, "mcpServers": {"a": entry}}, env={})
+    recorded = {"tools": [{"name": "from_a_record", "inputSchema": {"type": "object"}}]}
+    RecordStore(tmp_path / "state/mcpkit/servers").save(
+        cfg.servers["a"], Record(time.time(), 60_000, "private", recorded, None)
+    )
+    async with serving(Gateway(cfg)) as front, Client(front) as client:
+        assert {t.name for t in await client.list_tools()} == {"a__ping"}
+        assert (await client.call_tool("a__ping", {"text": "x"})).text == "pong x"
+    assert starts(tmp_path) == 1

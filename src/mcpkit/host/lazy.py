@@ -58,10 +58,8 @@ class LazyLink(ServerLink):
         record = None if self.store is None else self.store.load(self.config)
         if self.state is LinkState.DISABLED or record is None:
             if self.state is not LinkState.DISABLED:
-                self.ui.info(
-                    f"server {self.name!r} has no record of its tools yet: starting it once "
-                    "to make one"
-                )
+                why = "yet: starting it once to make one" if self.store else "(records are off)"
+                self.ui.info(f"server {self.name!r} has no record of its tools {why}")
             super().start()
             return
         self.record = record
