@@ -299,10 +299,8 @@ def host(
 
     from ..host import ConsentPolicy, Host
     from ..host.terminal import TerminalUI
-    from ..protocol.meta import LOG_LEVELS
 
-    if log_level is not None and log_level not in LOG_LEVELS:
-        raise CLIError(f"--log-level {log_level!r}: use one of {', '.join(LOG_LEVELS)}")
+    _check_log_level(log_level)
     cfg, chosen, agent_system, settings = _prepare(config, agent, servers, audit, no_cache)
     interactive = not non_interactive and sys.stdin.isatty()
     llm = _Waiting(_model(model, base_url, cfg))
@@ -326,6 +324,13 @@ def host(
 
     if asyncio.run(work()):
         raise typer.Exit(1)
+
+
+def _check_log_level(level: str | None) -> None:
+    from ..protocol.meta import LOG_LEVELS
+
+    if level is not None and level not in LOG_LEVELS:
+        raise CLIError(f"--log-level {level!r}: use one of {', '.join(LOG_LEVELS)}")
 
 
 async def _turn(session: Any, text: str) -> bool:

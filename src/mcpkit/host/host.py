@@ -57,8 +57,7 @@ class Host(AsyncResource):
         telemetry: bool | Telemetry | None = None,
         records: RecordStore | None = None,
     ) -> None:
-        """`records`: where lazy servers' records are kept (default: the settings' `records`
-        directory, none when `cache` is off).
+        """`records`: where lazy servers' records are kept (default: `host.records`, if on).
         `on_call`: called before each tool call to add per-user `_meta`, headers or
         host-owned argument values (see `mcpkit.host.hooks`).
         `telemetry`: OpenTelemetry spans for each turn, round, model call and tool call, and
@@ -87,8 +86,7 @@ class Host(AsyncResource):
             from .telemetry import HostTelemetry
 
             self.telemetry = HostTelemetry(config_telemetry, model.name)
-        if records is None and self.settings.cache:
-            records = RecordStore(self.settings.records or state_path("servers"))
+        records = records or _records(self.settings)
         self.fleet = Fleet(
             config,
             ui,
@@ -149,3 +147,8 @@ class Host(AsyncResource):
             max_tool_tokens=max_tool_tokens,
             telemetry=self.telemetry,
         )
+
+
+def _records(settings: HostSettings) -> RecordStore | None:
+    """The store of lazy servers' records the settings ask for (None: `cache` is off)."""
+    return RecordStore(settings.records or state_path("servers")) if settings.cache else None
