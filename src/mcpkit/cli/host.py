@@ -16,6 +16,13 @@ ConfigOpt = Annotated[
         "--config", "-c", help="mcpServers JSON (default: .mcp.json, then Claude's config files)."
     ),
 ]
+NoCacheOpt = Annotated[
+    bool,
+    typer.Option(
+        "--no-cache",
+        help="Keep no records of lazy servers: list them afresh (config: host.cache).",
+    ),
+]
 ServersOpt = Annotated[
     list[str] | None,
     typer.Option("--server", "-s", help="Use only these servers (repeatable).", show_default=False),
@@ -147,10 +154,14 @@ def _agent_spec(
 
 
 def _prepare(
-    config: Path | None, agent: str | None, servers: list[str] | None, audit: Path | None
+    config: Path | None,
+    agent: str | None,
+    servers: list[str] | None,
+    audit: Path | None,
+    no_cache: bool = False,
 ) -> tuple[Any, list[str] | None, str | None, Any]:
     """What `host` and `ui` start from: the config, the servers and system prompt of the
-    agent, and the host settings (with `--audit`)."""
+    agent, and the host settings (with `--audit`, `--no-cache`)."""
     from dataclasses import replace
 
     from .runtime import host_settings
@@ -161,6 +172,8 @@ def _prepare(
     settings = host_settings(config, cfg)
     if audit is not None:
         settings = replace(settings, audit=audit)
+    if no_cache:
+        settings = replace(settings, cache=False)
     return cfg, chosen, agent_system, settings
 
 
@@ -176,16 +189,20 @@ def tools(
     config: ConfigOpt = None,
     servers: ServersOpt = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    no_cache: NoCacheOpt = False,
 ) -> None:
     """Print the namespaced tool catalogue the model would see.
 
     The servers start in parallel, each with a line on stderr, for `host.startupTimeout`
     seconds at most; then each server's outcome (its tool count, or why it is not listed)
     and the catalogue on stdout (a table, or JSON with --json). Exit code 1 when a server
-    is not listed (it failed, or was still starting)."""
+    is not listed (it failed, or was still starting). A lazy server is listed from its record
+    (not started) unless it has none, or with --no-cache."""
     import asyncio
 
     from ..host import ConfigError, ConsentPolicy, Fleet, HostSettings
+    from ..host.paths import state_path
+    from ..host.records import RecordStore
     from ..host.terminal import TerminalUI
     from .output import stderr_console, stdout_console
     from .startup import start_in_view
@@ -193,13 +210,17 @@ def tools(
     cfg = _load(config)
     _check_servers(cfg, servers)
     try:
-        timeout = HostSettings.from_config(cfg).startup_timeout
+        settings = HostSettings.from_config(cfg)
     except ConfigError as exc:
         raise CLIError(str(exc)) from None
+    timeout = settings.startup_timeout
+    records = None
+    if settings.cache and not no_cache:
+        records = RecordStore(settings.records or state_path("servers"))
     notes = stderr_console()
 
     async def work() -> tuple[list[Any], list[Any]]:
-        fleet = Fleet(cfg, TerminalUI(notes), ConsentPolicy(), servers=servers)
+        fleet = Fleet(cfg, TerminalUI(notes), ConsentPolicy(), servers=servers, records=records)
         try:
             outcomes = await start_in_view(fleet, timeout, notes)
             names = sorted(t.name for t in fleet.catalog())
@@ -259,6 +280,7 @@ def host(
     ] = False,
     audit: AuditOpt = None,
     system: SystemOpt = None,
+    no_cache: NoCacheOpt = False,
     log_level: Annotated[
         str | None,
         typer.Option(
@@ -277,11 +299,9 @@ def host(
 
     from ..host import ConsentPolicy, Host
     from ..host.terminal import TerminalUI
-    from ..protocol.meta import LOG_LEVELS
 
-    if log_level is not None and log_level not in LOG_LEVELS:
-        raise CLIError(f"--log-level {log_level!r}: use one of {', '.join(LOG_LEVELS)}")
-    cfg, chosen, agent_system, settings = _prepare(config, agent, servers, audit)
+    _check_log_level(log_level)
+    cfg, chosen, agent_system, settings = _prepare(config, agent, servers, audit, no_cache)
     interactive = not non_interactive and sys.stdin.isatty()
     llm = _Waiting(_model(model, base_url, cfg))
     console = Console()
@@ -304,6 +324,13 @@ def host(
 
     if asyncio.run(work()):
         raise typer.Exit(1)
+
+
+def _check_log_level(level: str | None) -> None:
+    from ..protocol.meta import LOG_LEVELS
+
+    if level is not None and level not in LOG_LEVELS:
+        raise CLIError(f"--log-level {level!r}: use one of {', '.join(LOG_LEVELS)}")
 
 
 async def _turn(session: Any, text: str) -> bool:

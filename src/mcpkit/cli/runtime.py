@@ -85,7 +85,7 @@ def print_servers(console: Console, host: Host) -> None:
             escape(link.name),
             link.config.transport,
             link.state.value,
-            f"{len(link.tools)}{withheld}" if link.state.up else "-",
+            f"{len(link.tools)}{withheld}" if link.state.up or link.idle else "-",
             escape(detail),
         )
     console.print(table)

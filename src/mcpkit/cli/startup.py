@@ -54,11 +54,12 @@ class _Board:
         seconds = time.monotonic() - self.started
         if link.state is LinkState.DISABLED:
             outcome = Outcome(link.name, "disabled", '"disabled" in the configuration', seconds)
-        elif link.up:
+        elif link.up or link.idle:
             count = sum(for_model(t.raw) for t in link.tools)  # as the catalogue counts them
-            outcome = Outcome(
-                link.name, "ready", f"{count} tool{'' if count == 1 else 's'}", seconds
-            )
+            detail = f"{count} tool{'' if count == 1 else 's'}"
+            if link.idle:  # a lazy server, listed from its record
+                detail += f" ({link.detail})"
+            outcome = Outcome(link.name, "ready", detail, seconds)
         elif link.tried:
             outcome = Outcome(link.name, "failed", link.detail or "it did not start", seconds)
         else:

@@ -12,6 +12,7 @@ from .host import (
     BaseUrlOpt,
     ConfigOpt,
     ModelOpt,
+    NoCacheOpt,
     OpenOpt,
     ServersOpt,
     SystemOpt,
@@ -33,12 +34,13 @@ def ui(
     port: WebPortOpt = 0,
     audit: AuditOpt = None,
     open_browser: OpenOpt = False,
+    no_cache: NoCacheOpt = False,
 ) -> None:
     """Chat with an agent over the configured servers in your browser, inspect the servers,
     and use their MCP Apps."""
     import asyncio
 
-    cfg, chosen, agent_system, settings = _prepare(config, agent, servers, audit)
+    cfg, chosen, agent_system, settings = _prepare(config, agent, servers, audit, no_cache)
     llm = optional_model(model, base_url, cfg)
 
     async def work() -> None:

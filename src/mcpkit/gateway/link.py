@@ -27,6 +27,7 @@ from ..host.config import ServerConfig
 from ..host.conversation import ToolResult
 from ..host.link import ServerLink
 from ..host.pipeline import ConsentPolicy, Decision, PendingCall, ToolPins
+from ..host.records import LISTS as _LISTS
 from ..host.screening.catalogue import DefinitionScreen
 from ..host.supervision import StateChange
 from ..protocol.errors import MCPError, MethodNotFound
@@ -45,13 +46,6 @@ CURRENT_CALL: ContextVar[Context | None] = ContextVar("mcpkit_gateway_call", def
 MAX_SESSIONS = 64
 #: At most this many listed resources are watched for `notifications/resources/updated`.
 MAX_WATCHED_RESOURCES = 1000
-
-_LISTS = (
-    ("tools/list", "tools", "tools"),
-    ("resources/list", "resources", "resources"),
-    ("resources/templates/list", "resourceTemplates", "resources"),
-    ("prompts/list", "prompts", "prompts"),
-)
 
 
 @dataclass(slots=True)

@@ -67,11 +67,13 @@ async def background_command(agent: Agent, text: str) -> None:
 
 async def _read(agent: Agent, server: str, uri: str) -> str | None:
     link = agent.fleet.links[server]
+    await link.wake()  # a lazy server starts on first use
     if link.client is None:
         agent.ui.warn(f"cannot attach {uri}: server {server!r} is not connected")
         return None
     try:
-        read = await link.client.read_resource(uri)
+        with link.in_use():
+            read = await link.client.read_resource(uri)
     except (MCPError, ClientError) as exc:
         agent.ui.warn(f"cannot attach {uri}: {server} answered: {exc}")
         return None

@@ -16,6 +16,10 @@ more secrets to leave out (`mcpkit record`, docs/record-replay.md).
 reach, handshake, first `tools/list`), by default `max(timeout, 30)`: a server that is slow
 to start is not cut off by a short request deadline (and restarted for ever).
 
+`"start": "lazy"` offers the server's tools from the record of its last start and starts it on
+the first call (`"eager"`, the default, starts it with the host); `"idleTimeout": SECONDS` stops
+a lazy server after that long without a call (docs/host-runtime.md, "Start on first use").
+
 `${VAR}` and `${VAR:-default}` expand from the environment in every string. VS Code's files
 (`"servers"` in `mcp.json`, `"mcp": {"servers"}` in `settings.json`) are read as well, and every
 file may be JSONC (comments, trailing commas: `jsonc.py`).
@@ -73,6 +77,10 @@ class ServerConfig:
     #: W3C baggage goes to this server in `_meta` (telemetry on): trusted servers get it,
     #: others only with `"baggage": true` (baggage can carry user ids, tenants, flags).
     baggage: bool | None = None
+    #: "eager": started with the host; "lazy": offered from its record, started on first use.
+    start: str = "eager"
+    #: A lazy server is stopped after this many seconds without a call (None: never).
+    idle_timeout: float | None = None
 
     @property
     def forwards_baggage(self) -> bool:
@@ -194,6 +202,8 @@ def _server(name: str, e: dict[str, Any], where: str) -> ServerConfig:
         "auth": e.get("auth") or {},
         "alias": _alias(e.get("alias"), where),
         "baggage": _bool(e, "baggage", where) if "baggage" in e else None,
+        "start": _start(e.get("start", "eager"), where),
+        "idle_timeout": _seconds(e, "idleTimeout", where),
         **runtime,
     }
     if "url" in e or kind in ("http", "streamable-http", "sse"):
@@ -269,6 +279,12 @@ def _seconds(e: dict[str, Any], key: str, where: str) -> float | None:
     if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
         raise ConfigError(f'{where}: "{key}" must be a positive number of seconds')
     return float(value)
+
+
+def _start(value: Any, where: str) -> str:
+    if value not in ("eager", "lazy"):
+        raise ConfigError(f'{where}: "start" is "eager" (with the host) or "lazy" (on first use)')
+    return str(value)
 
 
 def _alias(value: Any, where: str) -> str | None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..client import Tool
 from .apps import for_model
@@ -20,10 +20,12 @@ from .config import HostConfig
 from .consent import ConsentPolicy
 from .conversation import ToolSpec
 from .events import EventBus, to_ui
+from .lazy import LazyLink
 from .link import ClientFeatures, ServerLink
 from .models.base import ModelAdapter
 from .naming import ToolNames
 from .pins import PinChange, ToolPins
+from .records import RecordStore
 from .retry import RetryPolicy
 
 if TYPE_CHECKING:
@@ -60,26 +62,26 @@ class Fleet:
         retry: RetryPolicy | None = None,
         features: ClientFeatures | None = None,
         telemetry: Telemetry | None = None,
+        records: RecordStore | None = None,
     ) -> None:
+        """`records`: where lazy servers' records are kept (None: nowhere, `--no-cache`)."""
         names = servers if servers is not None else list(config.servers)
         unknown = [n for n in names if n not in config.servers]
         if unknown:
             raise ValueError(
                 f"unknown servers {unknown}; the configuration has {sorted(config.servers)}"
             )
-        self.links = {
-            n: ServerLink(
-                config.servers[n],
-                ui,
-                policy,
-                model,
-                pins,
-                restart=restart,
-                retry=retry,
-                on_change=self._changed,
-                features=features,
-                telemetry=telemetry,
-            )
+        options: dict[str, Any] = dict(
+            restart=restart,
+            retry=retry,
+            on_change=self._changed,
+            features=features,
+            telemetry=telemetry,
+        )
+        self.links: dict[str, ServerLink] = {
+            n: LazyLink(config.servers[n], ui, policy, model, pins, store=records, **options)
+            if config.servers[n].start == "lazy"
+            else ServerLink(config.servers[n], ui, policy, model, pins, **options)
             for n in names
         }
         self.ui = ui
@@ -123,7 +125,7 @@ class Fleet:
                 await asyncio.gather(*(link.settled() for link in self.links.values()))
         self._started = True
         for link in self.links.values() if announce else ():
-            if link.up or link.state is LinkState.DISABLED:
+            if link.up or link.state in (LinkState.DISABLED, LinkState.IDLE):
                 continue
             if link.tried:  # it failed (and may be trying again by now): say why it failed
                 self.ui.warn(f"server {link.name!r} is unavailable: {self.failure(link.name)}")
@@ -158,10 +160,13 @@ class Fleet:
 
     def _rebuild(self) -> None:
         # Up, or restarting after it was: the tools it last offered stay known.
-        up = [link for link in self.links.values() if link.up or _restarting(link)]
+        # Idle (a lazy server not running): the tools of its record, or of its last listing.
+        up = [link for link in self.links.values() if link.up or link.idle or _restarting(link)]
         # MCP Apps: a tool whose visibility lacks "model" is for its server's app only.
         offered = {
-            link.name: [t for t in (link.tools if link.up else link.known) if for_model(t.raw)]
+            link.name: [
+                t for t in (link.tools if link.up or link.idle else link.known) if for_model(t.raw)
+            ]
             for link in up
         }
         self.names = ToolNames(
@@ -206,6 +211,9 @@ class Fleet:
         for link in self.links.values():
             if link.state is LinkState.DISABLED:
                 continue
+            if link.idle:  # offered from its record; its first call starts it
+                out.extend(_withheld_notes(link))
+                continue
             if not link.up and not link.tried:
                 out.append(
                     f"The {link.name!r} server is still starting; its tools will be offered "
@@ -221,11 +229,7 @@ class Fleet:
                     f"The {link.name!r} server is unavailable (the host keeps reconnecting); "
                     "its tools are withdrawn until it is back."
                 )
-            for change in link.withheld:
-                out.append(
-                    f"The tool {change.tool!r} of the {link.name!r} server is withheld: its "
-                    "definition changed and awaits the user's approval."
-                )
+            out.extend(_withheld_notes(link))
         return out
 
     def pending_changes(self) -> list[PinChange]:
@@ -243,6 +247,17 @@ class Fleet:
         await asyncio.gather(*(link.close() for link in self.links.values()))
 
 
+def _withheld_notes(link: ServerLink) -> list[str]:
+    return [
+        f"The tool {change.tool!r} of the {link.name!r} server is withheld: its "
+        "definition changed and awaits the user's approval."
+        for change in link.withheld
+    ]
+
+
 def _restarting(link: ServerLink) -> bool:
     """Down (or reconnecting) after it was up: its last tools stay known to the model."""
-    return not link.up and link.state is not LinkState.DISABLED and bool(link.known)
+    return not link.up and link.state not in _STOPPED and bool(link.known)
+
+
+_STOPPED = (LinkState.DISABLED, LinkState.IDLE)

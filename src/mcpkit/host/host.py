@@ -22,7 +22,9 @@ from .hooks import OnCall
 from .link import ClientFeatures
 from .logfile import LogFile
 from .models import ModelAdapter
+from .paths import state_path
 from .pins import ToolPins
+from .records import RecordStore
 from .settings import HostSettings, agent_consent, agent_tools
 from .ui import HostUI
 
@@ -53,8 +55,10 @@ class Host(AsyncResource):
         on_call: OnCall | None = None,
         features: ClientFeatures | None = None,
         telemetry: bool | Telemetry | None = None,
+        records: RecordStore | None = None,
     ) -> None:
-        """`on_call`: called before each tool call to add per-user `_meta`, headers or
+        """`records`: where lazy servers' records are kept (default: `host.records`, if on).
+        `on_call`: called before each tool call to add per-user `_meta`, headers or
         host-owned argument values (see `mcpkit.host.hooks`).
         `telemetry`: OpenTelemetry spans for each turn, round, model call and tool call, and
         the clients' (`mcpkit[otel]`); None follows `MCPKIT_TELEMETRY`. Baggage goes only to
@@ -82,6 +86,7 @@ class Host(AsyncResource):
             from .telemetry import HostTelemetry
 
             self.telemetry = HostTelemetry(config_telemetry, model.name)
+        records = records or _records(self.settings)
         self.fleet = Fleet(
             config,
             ui,
@@ -93,6 +98,7 @@ class Host(AsyncResource):
             retry=self.settings.retry,
             features=features,
             telemetry=config_telemetry,
+            records=records,
         )
         self._log = LogFile(self.settings.log) if self.settings.log is not None else None
         self._agents: list[Agent] = []
@@ -147,3 +153,8 @@ class Host(AsyncResource):
         )
         self._agents.append(made)
         return made
+
+
+def _records(settings: HostSettings) -> RecordStore | None:
+    """The store of lazy servers' records the settings ask for (None: `cache` is off)."""
+    return RecordStore(settings.records or state_path("servers")) if settings.cache else None

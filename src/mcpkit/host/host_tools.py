@@ -165,10 +165,12 @@ class HostTools:
         )
         if not await self.consent(pending):
             return _text(call, "The user did not allow reading this resource.", error=True)
+        await link.wake()  # a lazy server starts on first use
         if link.client is None:
             return _text(call, f"The server {link.name!r} is not connected.", error=True)
         try:
-            read = await link.client.read_resource(uri)
+            with link.in_use():
+                read = await link.client.read_resource(uri)
         except (MCPError, ClientError) as exc:
             return _text(call, f"The server could not read {uri}: {exc}", error=True)
         blocks = [{"type": "resource", "resource": c} for c in read.contents]

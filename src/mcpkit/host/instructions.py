@@ -6,6 +6,7 @@ server they would be a prompt-injection channel, so they are left out."""
 from __future__ import annotations
 
 from .connections import Fleet
+from .lazy import LazyLink
 
 
 def trusted_instructions(fleet: Fleet) -> list[tuple[str, str]]:
@@ -13,8 +14,11 @@ def trusted_instructions(fleet: Fleet) -> list[tuple[str, str]]:
     out = []
     for link in fleet.links.values():
         info = link.client.info if link.client is not None else None
-        if link.config.trusted and info is not None and info.instructions:
-            out.append((link.name, info.instructions.strip()))
+        text = info.instructions if info is not None else None
+        if info is None and isinstance(link, LazyLink) and link.record is not None:
+            text = link.record.instructions  # not running: its record's
+        if link.config.trusted and text:
+            out.append((link.name, text.strip()))
     return out
 
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Iterator
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ..client import Client, ClientError, Tool
@@ -22,6 +22,7 @@ from .backoff import Backoff
 from .config import ServerConfig
 from .consent import ConsentPolicy
 from .deadlines import Clock
+from .features import ClientFeatures as ClientFeatures
 from .models.base import ModelAdapter
 from .pins import PinChange, ToolPins
 from .retry import RetryPolicy
@@ -36,17 +37,6 @@ log = logging.getLogger("mcpkit.host")
 
 #: How often a stdio server's process is checked while idle (the client has no exit event).
 PROCESS_CHECK_S = 0.5
-
-
-@dataclass(frozen=True, slots=True)
-class ClientFeatures:
-    """What a UI adds to every server connection: extensions to declare (VER-07, e.g. MCP
-    Apps), URL-mode elicitation, and a trace of the JSON-RPC messages (server, direction,
-    message) for an inspector."""
-
-    extensions: Mapping[str, dict[str, Any]] = field(default_factory=dict)
-    url_elicitation: bool = False
-    trace: Callable[[str, str, dict[str, Any]], None] | None = None
 
 
 class ServerLink:
@@ -111,6 +101,19 @@ class ServerLink:
     @property
     def up(self) -> bool:
         return self.state.up
+
+    @property
+    def idle(self) -> bool:
+        """A lazy server not running: offered from its record, started by `wake` (`lazy.py`)."""
+        return self.state is LinkState.IDLE
+
+    async def wake(self) -> None:
+        """Start a server that starts on first use (an eager one is started already)."""
+
+    @contextlib.contextmanager
+    def in_use(self) -> Iterator[None]:
+        """A call or read runs on this link (a lazy one is not stopped meanwhile)."""
+        yield
 
     @property
     def tried(self) -> bool:
@@ -332,7 +335,10 @@ class ServerLink:
 
     async def _list(self) -> None:
         assert self.client is not None
-        tools = await self.client.list_tools()
+        self._offer(await self.client.list_tools())
+
+    def _offer(self, tools: list[Tool]) -> None:
+        """Offer the tools that pass their pins; withhold (and say so) the changed ones."""
         self.stale = False
         if self.pins is None:
             self.tools = self.known = tools

@@ -11,6 +11,7 @@ from typing import Any
 from ..client import ClientError
 from ..protocol.errors import MCPError
 from .connections import Fleet, ServerLink
+from .lazy import LazyLink
 
 
 class ResourceIndex:
@@ -25,6 +26,11 @@ class ResourceIndex:
             return
         self._listed = True
         for link in self.fleet.links.values():
+            if isinstance(link, LazyLink) and link.client is None and link.record is not None:
+                for listed in link.record.resources:  # not running: its record's
+                    if isinstance(listed.get("uri"), str):
+                        self.offered.setdefault(link.name, set()).add(listed["uri"])
+                continue
             client = link.client
             if client is None or client.info is None or "resources" not in client.info.capabilities:
                 continue

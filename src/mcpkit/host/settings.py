@@ -3,7 +3,8 @@
     "host": {"startupTimeout": 5, "restart": {"initial": 0.5, "max": 30},
              "retry": {"attempts": 3, "initial": 0.2, "max": 2},
              "audit": "audit.jsonl", "log": "host.log", "pins": "tool-pins.json",
-             "background": {"after": 10}}
+             "background": {"after": 10},
+             "cache": true, "records": "server-records/"}
 
 - `startupTimeout`: seconds the first model round waits for servers; later ones join when ready.
 - `restart`: the backoff between reconnection attempts to a server that went down.
@@ -14,6 +15,9 @@
 - `pins`: the tool pin file.
 - `background`: when a call its server runs as a task goes to the background
   (`background_store.py`).
+- `cache`: keep the records of lazy servers across runs (`records.py`); `false` (or
+  `--no-cache`) keeps none: a lazy server is then started with the host to be listed.
+- `records`: the directory of those records (default: the state directory's `servers/`).
 
 `${VAR}` and `${VAR:-default}` expand here as in `mcpServers` (the same `expand`), paths
 included; relative paths are relative to the configuration file.
@@ -37,7 +41,17 @@ if TYPE_CHECKING:
     from .catalog import ToolSettings
 
 DEFAULT_STARTUP_TIMEOUT = 5.0
-_KEYS = {"startupTimeout", "restart", "retry", "audit", "log", "pins", "background"}
+_KEYS = {
+    "startupTimeout",
+    "restart",
+    "retry",
+    "audit",
+    "log",
+    "pins",
+    "background",
+    "cache",
+    "records",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +63,9 @@ class HostSettings:
     pins: Path | None = None
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     background: BackgroundSettings = field(default_factory=BackgroundSettings)
+    #: Keep lazy servers' records across runs (`"cache": false`, `--no-cache`: none).
+    cache: bool = True
+    records: Path | None = None
 
     @classmethod
     def from_config(cls, config: HostConfig) -> HostSettings:
@@ -76,14 +93,18 @@ class HostSettings:
             retry = RetryPolicy.parse(raw.get("retry"))
         except ValueError as exc:
             raise ConfigError(f'{where}: "retry": {exc}') from None
-        audit, log, pins = (
-            _path(raw.get(key), base, f'{where}: "{key}"') for key in ("audit", "log", "pins")
+        audit, log, pins, records = (
+            _path(raw.get(key), base, f'{where}: "{key}"')
+            for key in ("audit", "log", "pins", "records")
         )
         try:
             background = BackgroundSettings.parse(raw.get("background"), base)
         except ValueError as exc:
             raise ConfigError(f"{where}: {exc}") from None
-        return cls(float(startup), restart, audit, log, pins, retry, background)
+        cache = raw.get("cache", True)
+        if not isinstance(cache, bool):
+            raise ConfigError(f'{where}: "cache" must be true or false')
+        return cls(float(startup), restart, audit, log, pins, retry, background, cache, records)
 
 
 def _path(value: Any, base: Path | None, where: str) -> Path | None:

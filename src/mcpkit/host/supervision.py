@@ -13,6 +13,8 @@
 - `down`: the stdio process exited or an HTTP connection failed; the link reconnects after
   a capped exponential backoff.
 - `disabled`: `"disabled": true` in the config.
+- `idle`: a lazy server not running (`"start": "lazy"`): its tools are offered from its
+  record (`records.py`) and its first call starts it (`lazy.py`); `idleTimeout` returns it here.
 
 A link that was up and went down keeps its tools known to the model while it restarts: a call
 to one is answered by `Restarts.note` ("... is restarting (attempt 2); try again in 5 s"), not
@@ -35,6 +37,7 @@ class LinkState(enum.Enum):
     DEGRADED = "degraded"
     DOWN = "down"
     DISABLED = "disabled"
+    IDLE = "idle"
 
     @property
     def up(self) -> bool:

@@ -159,7 +159,9 @@ class TerminalUI:
         return {"action": "accept", "content": content}
 
     def server_state(self, change: StateChange) -> None:
-        style = {LinkState.READY: "green", LinkState.DEGRADED: "yellow"}.get(change.state, "red")
+        style = {LinkState.READY: "green", LinkState.DEGRADED: "yellow", LinkState.IDLE: "dim"}.get(
+            change.state, "red"
+        )
         self.console.print(f"[{style}]server >[/] {change.describe()}")
 
     def warn(self, text: str) -> None:

@@ -1,6 +1,8 @@
 """One attempt on the server's link: a retry first waits (within the call's overall deadline)
 for a lost link to be back; the link hears how each attempt went (a lost connection takes it
-down); `call.unsure` remembers an attempt that may have reached the server."""
+down); `call.unsure` remembers an attempt that may have reached the server. An idle server
+(`"start": "lazy"`) is started by the first attempt; a definition found changed then is
+withheld as `Pins` would have."""
 
 from __future__ import annotations
 
@@ -13,7 +15,8 @@ from ..deadlines import DeadlineExceeded
 from ..link import ServerLink
 from ..retry import Failure, classify
 from ..supervision import LinkState
-from .record import Call, Next, Outcome
+from .pins import withheld
+from .record import Call, Next, Outcome, failed
 
 
 class NotBack(ConnectFailed):
@@ -26,11 +29,19 @@ class Attempt:
         loop = asyncio.get_running_loop()
         if call.attempt == 0:
             call.give_up = loop.time() + link.config.deadline(tool.name).overall
+            if link.idle:
+                await link.wake()
+                if not link.up:
+                    return failed(link.unavailable())
+                refused = withheld(call)
+                if refused is not None:
+                    return refused
         else:
             await until_back(link, call.give_up - loop.time())
         call.attempt += 1
         try:
-            outcome = await next(call)
+            with link.in_use():
+                outcome = await next(call)
         except MCPError:
             link.healthy()
             raise

@@ -13,11 +13,17 @@ from .record import Call, Next, Outcome, denied
 
 class Pins:
     async def __call__(self, call: Call, next: Next) -> Outcome:
-        link, tool = call.resolved.link, call.resolved.tool
-        if any(change.tool == tool.name for change in link.withheld):
-            call.ruling = Ruling(Decision.DENY, "pins")
-            return denied(
-                f"The tool {tool.name!r} of the {link.name!r} server changed since it was "
-                f"pinned and is withheld until approved (mcpkit pins diff {link.name})."
-            )
-        return await next(call)
+        return withheld(call) or await next(call)
+
+
+def withheld(call: Call) -> Outcome | None:
+    """The denial of a call to a withheld tool (also checked once a lazy server has started
+    and listed its tools afresh), or None."""
+    link, tool = call.resolved.link, call.resolved.tool
+    if any(change.tool == tool.name for change in link.withheld):
+        call.ruling = Ruling(Decision.DENY, "pins")
+        return denied(
+            f"The tool {tool.name!r} of the {link.name!r} server changed since it was "
+            f"pinned and is withheld until approved (mcpkit pins diff {link.name})."
+        )
+    return None

@@ -10,9 +10,10 @@ from .record import Call, Next, Outcome, failed
 
 class Resolve:
     """`lookup(alias)`: the target the name stands for, or None (unknown, not offered now).
-    A call that arrives with its target (an app's, the inspector's) keeps it. The model's
-    arguments are adapted back to the server's schema; a server that is restarting says when
-    to try again, before anyone is asked for consent."""
+        A call that arrives with its target (an app's, the inspector's) keeps it. The model's
+        arguments are adapted back to the server's schema; a server that is restarting says when
+        to try again, before anyone is asked for consent. An idle server (started on first use) is
+    started by `Attempt`, once the call is allowed."""
 
     def __init__(self, lookup: Callable[[str], Target | None]) -> None:
         self.lookup = lookup
@@ -24,6 +25,6 @@ class Resolve:
                 return failed(f"There is no tool named {call.alias!r}.")
             call.target = target
             call.arguments = target.schema.to_server(call.arguments)
-        if not call.target.link.up:
+        if not call.target.link.up and not call.target.link.idle:
             return failed(call.target.link.unavailable())
         return await next(call)

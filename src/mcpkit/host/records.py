@@ -1,0 +1,183 @@
+"""What a lazy server said at its last start, kept across runs: its discover answer
+(name, capabilities, instructions) and its lists (tools, resources, templates, prompts), with
+the narrowest caching hint they carried (CACHE-01).
+
+A record is fresh while `now < saved + ttlMs` (CACHE-07; a result without hints counts as 0:
+stale at once, CACHE-06); a stale one is still offered as the server's catalogue, marked so,
+until the server's first start refreshes it. A `private` record (CACHE-11) holds the principal
+it was listed for and is never served to another. Tool results carry no hints: never stored.
+
+One file per server, named by the server's name and its config identity (a changed command,
+url, headers or env is another server, never served this one's record), written atomically.
+The file holds what the server returned and nothing of the config (its headers or env may
+carry secrets: only their digest names the file).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import logging
+import os
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from ..client.pages import collect, read_page
+from ..protocol.errors import MethodNotFound
+from .config import ServerConfig
+
+if TYPE_CHECKING:
+    from ..client import Client
+
+log = logging.getLogger("mcpkit.host")
+
+#: Bumped when the file's shape changes: an older record is ignored (the server is listed again).
+VERSION = 1
+#: (method, result key, capability) of each list a record holds.
+LISTS = (
+    ("tools/list", "tools", "tools"),
+    ("resources/list", "resources", "resources"),
+    ("resources/templates/list", "resourceTemplates", "resources"),
+    ("prompts/list", "prompts", "prompts"),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    #: Wall-clock seconds (`time.time()`) when the lists were received.
+    saved: float
+    #: The narrowest `ttlMs` of the results held (0: stale at once).
+    ttl_ms: int
+    #: "public" only when every result held said so.
+    scope: str
+    #: Each list's items by result key ("tools", "resources", "resourceTemplates", "prompts").
+    lists: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    #: Whose record a private one is (None: the host's own user).
+    principal: str | None = None
+    #: What `server/discover` said (or `initialize`, from a 2025-11-25 server).
+    name: str | None = None
+    instructions: str | None = None
+    capabilities: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def tools(self) -> list[dict[str, Any]]:
+        return self.lists.get("tools", [])
+
+    @property
+    def resources(self) -> list[dict[str, Any]]:
+        return self.lists.get("resources", [])
+
+    def fresh(self, now: float) -> bool:
+        """CACHE-07: fresh while now < received + ttlMs."""
+        return now < self.saved + self.ttl_ms / 1000.0
+
+    def age(self, now: float) -> float:
+        return max(0.0, now - self.saved)
+
+
+def identity(config: ServerConfig) -> str:
+    """A digest of what makes a server the same server: how it is reached and with what."""
+    salient = [
+        config.transport,
+        config.command,
+        list(config.args),
+        sorted(config.env.items()),
+        config.cwd,
+        config.url,
+        sorted(config.headers.items()),
+    ]
+    return hashlib.sha256(orjson.dumps(salient)).hexdigest()
+
+
+class RecordStore:
+    """The records of one host, one JSON file per server under `directory`."""
+
+    def __init__(self, directory: Path, clock: Callable[[], float] = time.time) -> None:
+        self.directory = directory
+        self.clock = clock
+
+    def path(self, config: ServerConfig) -> Path:
+        return self.directory / f"{config.name}.{identity(config)[:24]}.json"
+
+    def load(self, config: ServerConfig, principal: str | None = None) -> Record | None:
+        """The record of this server (as configured now), if there is one `principal` may
+        be served; None otherwise (missing, unreadable, of an older shape, another's)."""
+        try:
+            data = orjson.loads(self.path(config).read_bytes())
+        except (OSError, orjson.JSONDecodeError):
+            return None
+        if not isinstance(data, dict) or data.get("version") != VERSION:
+            return None
+        data.pop("version")
+        try:
+            record = Record(**data)
+        except TypeError:
+            return None
+        if record.scope != "public" and record.principal != principal:
+            return None  # CACHE-11: a private record is its principal's alone
+        return record
+
+    def save(self, config: ServerConfig, record: Record) -> None:
+        """Write the record atomically (a reader never sees half a file); failures are logged."""
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".record-")
+            with os.fdopen(fd, "wb") as out:
+                out.write(orjson.dumps({"version": VERSION, **asdict(record)}))
+            os.replace(tmp, self.path(config))
+        except OSError as exc:
+            log.warning("cannot save the record of server %r: %s", config.name, exc)
+            with contextlib.suppress(OSError, UnboundLocalError):
+                os.unlink(tmp)
+
+
+class _Narrowest:
+    """The narrowest hint of the results seen (absent hints: 0 and private, CACHE-06)."""
+
+    def __init__(self) -> None:
+        self.ttl_ms, self.public = 2**31, True
+
+    def see(self, result: dict[str, Any]) -> None:
+        ttl = result.get("ttlMs")
+        self.ttl_ms = min(self.ttl_ms, ttl if type(ttl) is int and ttl >= 0 else 0)
+        self.public = self.public and result.get("cacheScope") == "public"
+
+
+async def snapshot(client: Client, now: float, principal: str | None = None) -> Record:
+    """What the connected server says now: discover's answer and every list it serves."""
+    info = client.info
+    caps = dict(info.capabilities) if info is not None else {}
+    hint = _Narrowest()
+    if info is not None:
+        hint.see(info.raw if info.era == "modern" else {})
+    lists: dict[str, list[dict[str, Any]]] = {}
+    for method, key, capability in LISTS:
+        if capability not in caps:
+            continue
+
+        async def page(cursor: str | None, method: str = method, key: str = key) -> Any:
+            result = await client.request(
+                method, {"cursor": cursor} if cursor is not None else None
+            )
+            hint.see(result)
+            return read_page(method, key, result)
+
+        with contextlib.suppress(MethodNotFound):  # declared, not served: none
+            lists[key] = await collect(method, page)
+    scope = "public" if hint.public else "private"
+    return Record(
+        saved=now,
+        ttl_ms=hint.ttl_ms,
+        scope=scope,
+        principal=None if scope == "public" else principal,
+        name=info.name if info is not None else None,
+        instructions=info.instructions if info is not None else None,
+        capabilities=caps,
+        lists=lists,
+    )
