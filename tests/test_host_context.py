@@ -80,7 +80,7 @@ async def test_deferred_loading_over_300_real_tools(
 
     def call_found(body: dict[str, Any]) -> Any:
         (found, _), *_ = tool_results(provider, body)
-        assert f'{{"name":"{want}",' in found  # the search described it, schema and all
+        assert f"\n- {want}: {{" in found  # the search described it, schema and all
         return [("call_found_tool", {"name": want, "arguments": pr})]
 
     steps: list[Any] = [

@@ -256,7 +256,7 @@ async def test_search_without_the_extras_ranks_and_says_once_what_is_missing(
     assert report["answer"] == "done" and report["extras"] == []
     first, second, echoed = report["results"]
     assert first[0].startswith("Call these tools with call_found_tool(name, arguments)")
-    assert '{"name":"basic__echo",' in first[0] and '{"name":"basic__change",' in second[0]
+    assert "\n- basic__echo: {" in first[0] and "\n- basic__change: {" in second[0]
     assert echoed == ["found"]
     lines = log.read_text().splitlines()
     hints = [line for line in lines if "without stemming; pip install 'mcpkit[host]'" in line]

@@ -90,16 +90,16 @@ READ_RESOURCE_SPEC = _spec(
 
 
 def _described(found: list[ToolSpec]) -> str:
-    """A search's result when found tools are described: each tool's whole definition."""
-    tools = [
-        orjson.dumps(
-            {"name": s.name, "description": s.description, "input_schema": s.input_schema}
-        ).decode()
+    """A search's result when found tools are described: a line per tool, its name and then its
+    whole definition (description, input schema) as JSON."""
+    lines = [
+        f"- {s.name}: "
+        + orjson.dumps({"description": s.description, "input_schema": s.input_schema}).decode()
         for s in found
     ]
     return (
         "Call these tools with call_found_tool(name, arguments), the arguments matching the "
-        "tool's input_schema:\n" + "\n".join(tools)
+        "tool's input_schema:\n" + "\n".join(lines)
     )
 
 
