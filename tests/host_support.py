@@ -23,6 +23,7 @@ from mcpkit.host.conversation import AssistantMessage, Message, ToolCall, ToolRe
 from mcpkit.host.models.scripted import ScriptedModel
 from mcpkit.host.supervision import StateChange
 from mcpkit.host.ui import Answer
+from prompt_cache import PromptCache
 from support import ROOT, free_port, wait_port
 
 NORTHWIND = ROOT / "examples/northwind"
@@ -144,11 +145,14 @@ def api_error(status: int, message: str = "slow down") -> web.Response:
 
 class FakeAPI:
     """A loopback model API: records each request body, answers with the next scripted reply
-    (a function of the body; async ones may wait for the host to reach some state first)."""
+    (a function of the body; async ones may wait for the host to reach some state first).
+    With a `cache` (Anthropic's), each answer's usage is the prompt cache's account of the
+    request (tests/prompt_cache.py)."""
 
-    def __init__(self, path: str, replies: list[Reply]) -> None:
+    def __init__(self, path: str, replies: list[Reply], cache: PromptCache | None = None) -> None:
         self.path = path
         self.replies = replies
+        self.cache = cache
         self.requests: list[dict[str, Any]] = []
         #: Each request's path, query and headers, in the order of `requests`.
         self.seen: list[tuple[str, dict[str, str], dict[str, str]]] = []
@@ -165,6 +169,11 @@ class FakeAPI:
         reply = self.replies[len(self.requests) - 1](body)
         if inspect.isawaitable(reply):
             reply = await reply
+        if self.cache is not None and isinstance(reply, dict):
+            try:
+                reply = {**reply, "usage": {**reply["usage"], **self.cache.usage(body)}}
+            except ValueError as exc:
+                return api_error(400, str(exc))
         return reply if isinstance(reply, web.Response) else web.json_response(reply)
 
     async def __aenter__(self) -> FakeAPI:
@@ -258,8 +267,9 @@ def tool_names(provider: str, body: dict[str, Any]) -> dict[str, dict[str, Any]]
 
 
 def system_text(provider: str, body: dict[str, Any]) -> str:
-    if provider == "anthropic":
-        return str(body.get("system", ""))
+    if provider == "anthropic":  # a string, or text blocks (marked for the prompt cache)
+        system = body.get("system", "")
+        return system if isinstance(system, str) else "".join(b["text"] for b in system)
     first = body["messages"][0]
     return str(first["content"]) if first["role"] == "system" else ""
 

@@ -110,7 +110,7 @@ def test_catalogue_under_budget_is_offered_whole_and_filters_apply() -> None:
 def test_over_budget_defers_and_search_offers_the_matches() -> None:
     specs, docs = real_specs("github", "slack", "git", "kubernetes")
     tokens = SpecTokens(CharEstimate())
-    settings = ToolSettings(budget=3000, always_on=["git__git_status"])
+    settings = ToolSettings(budget=3000, always_on=["git__git_status"], found_tools="listed")
     catalog = ToolCatalog(settings, tokens)
     catalog.update(specs, docs)
     assert catalog.deferred
@@ -123,6 +123,21 @@ def test_over_budget_defers_and_search_offers_the_matches() -> None:
     catalog.search("scale a deployment")  # newer finds come first; old ones go when full
     assert "kubernetes__kubectl_scale" in {s.name for s in catalog.offer()}
     assert catalog.callable("github__create_issue")  # loaded or not, a selected tool is callable
+
+
+def test_described_finds_leave_the_offer_as_it_was() -> None:
+    specs, docs = real_specs("github", "slack", "git", "kubernetes")
+    settings = ToolSettings(budget=3000, always_on=["git__git_status"])  # "described"
+    catalog = ToolCatalog(settings, SpecTokens(CharEstimate()))
+    catalog.update(specs, docs)
+    assert catalog.describes_found and [s.name for s in catalog.offer()] == ["git__git_status"]
+    assert catalog.search("post a message to a slack channel")[0].name == (
+        "slack__slack_post_message"
+    )
+    assert [s.name for s in catalog.offer()] == ["git__git_status"] and catalog.found() == []
+    with pytest.raises(ConfigError, match=r"tools\.foundTools: must be one of described"):
+        ToolSettings.from_config({"foundTools": "inline"})
+    assert ToolSettings.from_config({"foundTools": "listed"}).found_tools == "listed"
 
 
 def test_ranker_splits_names_and_stems() -> None:

@@ -79,8 +79,9 @@ async def test_deferred_loading_over_300_real_tools(
     pr = {"owner": "octo", "repo": "widgets", "title": "Fix", "head": "fix", "base": "main"}
 
     def call_found(body: dict[str, Any]) -> Any:
-        assert want in tool_names(provider, body)  # the search offered it for this round
-        return [(want, pr)]
+        (found, _), *_ = tool_results(provider, body)
+        assert f"\n- {want}: {{" in found  # the search described it, schema and all
+        return [("call_found_tool", {"name": want, "arguments": pr})]
 
     steps: list[Any] = [
         [("search_tools", {"query": "open a pull request on GitHub"})],
@@ -97,8 +98,8 @@ async def test_deferred_loading_over_300_real_tools(
                 "Pull request opened."
             )
     first, second, third = api.requests
-    # The first request carries search_tools and none of the 301 definitions.
-    assert set(tool_names(provider, first)) == {"search_tools"}
+    # The first request carries the host's tools and none of the 301 definitions.
+    assert set(tool_names(provider, first)) == {"search_tools", "call_found_tool"}
     assert want in tool_results(provider, second)[0][0]
     # The call reached the right tool of the right server, with the model's arguments.
     (text, is_error), *_ = tool_results(provider, third)

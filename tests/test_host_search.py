@@ -255,8 +255,8 @@ async def test_search_without_the_extras_ranks_and_says_once_what_is_missing(
     report = json.loads(out.decode().splitlines()[-1])
     assert report["answer"] == "done" and report["extras"] == []
     first, second, echoed = report["results"]
-    assert first[0].startswith("These tools are now available to call:\n- basic__echo:")
-    assert "- basic__change:" in second[0]
+    assert first[0].startswith("Call these tools with call_found_tool(name, arguments)")
+    assert "\n- basic__echo: {" in first[0] and "\n- basic__change: {" in second[0]
     assert echoed == ["found"]
     lines = log.read_text().splitlines()
     hints = [line for line in lines if "without stemming; pip install 'mcpkit[host]'" in line]

@@ -26,7 +26,7 @@ from .conversation import (
     UserMessage,
 )
 from .hooks import OnCall
-from .host_tools import READ_RESOURCE, HostTools
+from .host_tools import CALL_FOUND_TOOL, READ_RESOURCE, HostTools
 from .instructions import with_instructions
 from .models.base import ModelAdapter
 from .pipeline import Call, EventBus, for_agent, to_ui
@@ -171,9 +171,12 @@ class Agent:
                     spec.name, target.link.name, target.tool.raw, target.schema.schema
                 )
         self.catalog.update(specs, docs)
-        return self.catalog.offer() + self.host_tools.specs()
+        # Found tools (when listed) last: the prefix before them stays the same (prompt cache).
+        return self.catalog.fixed() + self.host_tools.specs() + self.catalog.found()
 
     async def _run(self, call: ToolCall) -> ToolResult:
+        if call.name == CALL_FOUND_TOOL:  # the found tool's own call, its arguments checked
+            call = self.host_tools.found_call(call) or call
         if not self.host_tools.handles(call.name):
             job = Call(call.name, call.id, call.arguments, agent=self.name)
             return await self.background.call(job, self.pipeline)

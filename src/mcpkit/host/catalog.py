@@ -3,13 +3,18 @@
     "agents": {"triage": {"servers": ["github", "jira"],
                           "tools": {"allow": ["github__*"], "deny": ["github__delete_*"],
                                     "budget": 8000, "alwaysOn": ["github__get_issue"],
-                                    "resultBudget": 25000, "ranker": "auto"}}}
+                                    "resultBudget": 25000, "ranker": "auto",
+                                    "foundTools": "described"}}}
 
 Filters are globs on the namespaced names (deny wins; no `allow` means all); a filtered-out
 tool is neither offered nor callable. When the selected catalogue costs more than `budget`
 tokens per model request, the agent switches to deferred loading: the model gets the
-`alwaysOn` tools plus a `search_tools` host tool; each search offers its best matches for the
-rounds that follow (the most recently found first, within the budget). `ranker` picks how
+`alwaysOn` tools plus a `search_tools` host tool. `foundTools` says how the tools a search
+finds reach the model: `"described"` (the default) puts their definitions in the search's
+result and the model calls them through the `call_found_tool` host tool, so the tool list
+stays the same all conversation long and the provider's prompt cache holds (docs/models.md,
+"Prompt caching"); `"listed"` adds them to the tool list for the rounds that follow (the most
+recently found first, within the budget), after the host tools. `ranker` picks how
 the search ranks (`rankers.RANKERS`; "auto": BM25 and embeddings fused where the `search` extra
 is installed, BM25 alone otherwise). `resultBudget` is the output budget of one tool result
 (see `results`).
@@ -33,7 +38,11 @@ from .tokens import SpecTokens
 DEFAULT_BUDGET = 10_000
 #: Tool definitions one `search_tools` call returns (and offers) at most.
 DEFAULT_SEARCH_LIMIT = 5
-_KEYS = frozenset({"allow", "deny", "budget", "alwaysOn", "searchLimit", "resultBudget", "ranker"})
+#: How found tools reach the model (`foundTools`): in the search's result, or in the tool list.
+FOUND_TOOLS = ("described", "listed")
+_KEYS = frozenset(
+    {"allow", "deny", "budget", "alwaysOn", "searchLimit", "resultBudget", "ranker", "foundTools"}
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +56,8 @@ class ToolSettings:
     result_budget: int = DEFAULT_RESULT_TOKENS
     #: How `search_tools` ranks (one of `rankers.RANKERS`).
     ranker: str = "auto"
+    #: How the tools a search finds reach the model (one of `FOUND_TOOLS`).
+    found_tools: str = "described"
 
     def selects(self, name: str) -> bool:
         if any(fnmatch.fnmatchcase(name, p) for p in self.deny):
@@ -81,6 +92,9 @@ class ToolSettings:
         ranker = value.get("ranker", "auto")
         if ranker not in RANKERS:
             raise ConfigError(f"{where}.ranker: must be one of {', '.join(RANKERS)}")
+        found = value.get("foundTools", "described")
+        if found not in FOUND_TOOLS:
+            raise ConfigError(f"{where}.foundTools: must be one of {', '.join(FOUND_TOOLS)}")
         return cls(
             globs("allow"),
             globs("deny"),
@@ -89,6 +103,7 @@ class ToolSettings:
             positive("searchLimit", DEFAULT_SEARCH_LIMIT),
             positive("resultBudget", DEFAULT_RESULT_TOKENS),
             ranker,
+            found,
         )
 
 
@@ -118,15 +133,31 @@ class ToolCatalog:
         self.deferred = self.tokens.total(list(self.selected.values())) > self.settings.budget
         self.loaded = [k for k in self.loaded if k in self.selected]
 
+    @property
+    def describes_found(self) -> bool:
+        """Found tools are described in the search's result, called through `call_found_tool`."""
+        return self.deferred and self.settings.found_tools == "described"
+
     def offer(self) -> list[ToolSpec]:
         """The tool definitions for the next model request (host tools not included)."""
+        return self.fixed() + self.found()
+
+    def fixed(self) -> list[ToolSpec]:
+        """What every request offers: the whole selection, or when deferred the `alwaysOn`."""
         if not self.deferred:
             return list(self.selected.values())
-        pinned = [
+        return [
             s
             for k, s in self.selected.items()
             if any(fnmatch.fnmatchcase(k, p) for p in self.settings.always_on)
         ]
+
+    def found(self) -> list[ToolSpec]:
+        """The found tools a `"listed"` catalogue offers now, the most recent last (none when
+        they are described instead)."""
+        if not self.deferred or self.describes_found:
+            return []
+        pinned = self.fixed()
         room = self.settings.budget - self.tokens.total(pinned)
         found: list[ToolSpec] = []
         for key in reversed(self.loaded):  # the most recently found first
@@ -138,7 +169,7 @@ class ToolCatalog:
                 break
             room -= cost
             found.append(spec)
-        return pinned + found[::-1]
+        return found[::-1]
 
     def callable(self, name: str) -> bool:
         return name in self.selected

@@ -1,6 +1,11 @@
 """The host's own tools, offered next to the servers' ones when they are useful:
 
 - `search_tools(query, limit)`: deferred loading, when the catalogue is over its budget;
+- `call_found_tool(name, arguments)`: calls a tool a search found and described (`foundTools`
+  `"described"`, the default), so that the tool list stays the same all conversation long. The
+  arguments are checked against the tool's input schema here, and the call then goes through
+  the agent's pipeline as the tool's own call (consent, pins, host-owned arguments, budget,
+  audit), under the tool's name;
 - `read_result(handle, offset, limit)`: pages through output the budget held back;
 - `read_resource(uri, server)`: reads a resource a server listed or linked in a result, from
   that server only, under the same consent policy as tool calls;
@@ -16,8 +21,11 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
+
 from ..client import ClientError
 from ..protocol.errors import MCPError
+from ..protocol.jsonschema import SchemaError, compile_schema, first_errors
 from . import task_tools
 from .background import BackgroundCalls
 from .catalog import ToolCatalog
@@ -32,6 +40,7 @@ Consent = Callable[[PendingCall], Awaitable[bool]]
 SEARCH_TOOLS = "search_tools"
 READ_RESULT = "read_result"
 READ_RESOURCE = "read_resource"
+CALL_FOUND_TOOL = "call_found_tool"
 
 
 def _spec(name: str, description: str, properties: dict[str, Any], required: list[str]) -> ToolSpec:
@@ -48,6 +57,18 @@ SEARCH_SPEC = _spec(
         "limit": {"type": "integer", "minimum": 1, "description": "At most this many tools."},
     },
     ["query"],
+)
+CALL_FOUND_SPEC = _spec(
+    CALL_FOUND_TOOL,
+    "Call a tool search_tools found: its name, and arguments that match its input_schema.",
+    {
+        key: {"type": kind, "description": text}
+        for key, kind, text in (
+            ("name", "string", "The found tool's name."),
+            ("arguments", "object", "The tool's arguments."),
+        )
+    },
+    ["name", "arguments"],
 )
 READ_RESULT_SPEC = _spec(
     READ_RESULT,
@@ -71,6 +92,20 @@ READ_RESOURCE_SPEC = _spec(
 )
 
 
+def _described(found: list[ToolSpec]) -> str:
+    """A search's result when found tools are described: a line per tool, its name and then its
+    whole definition (description, input schema) as JSON."""
+    lines = [
+        f"- {s.name}: "
+        + orjson.dumps({"description": s.description, "input_schema": s.input_schema}).decode()
+        for s in found
+    ]
+    return (
+        "Call these tools with call_found_tool(name, arguments), the arguments matching the "
+        "tool's input_schema:\n" + "\n".join(lines)
+    )
+
+
 def _text(call: ToolCall, text: str, *, error: bool = False) -> ToolResult:
     return ToolResult(call.id, [{"type": "text", "text": text}], is_error=error)
 
@@ -91,6 +126,8 @@ class HostTools:
         out = []
         if self.catalog.deferred:
             out.append(SEARCH_SPEC)
+        if self.catalog.describes_found:
+            out.append(CALL_FOUND_SPEC)
         if len(self.store):
             out.append(READ_RESULT_SPEC)
         if self.resources.readable():
@@ -102,12 +139,38 @@ class HostTools:
     def handles(self, name: str) -> bool:
         if self.background is not None and name in task_tools.NAMES:
             return True
-        return name in (SEARCH_TOOLS, READ_RESULT, READ_RESOURCE)
+        return name in (SEARCH_TOOLS, READ_RESULT, READ_RESOURCE, CALL_FOUND_TOOL)
+
+    def found_call(self, call: ToolCall) -> ToolCall | None:
+        """The call of a found tool that `call_found_tool` stands for, its arguments checked
+        against the tool's schema; None when they do not match (`run` then says why)."""
+        checked = self._check_found(call)
+        return checked if isinstance(checked, ToolCall) else None
+
+    def _check_found(self, call: ToolCall) -> ToolCall | str:
+        name, arguments = call.arguments.get("name"), call.arguments.get("arguments", {})
+        spec = self.catalog.selected.get(name) if isinstance(name, str) else None
+        if spec is None:
+            return f"There is no tool named {name!r}: call search_tools to find one."
+        if not isinstance(arguments, dict):
+            return f"The arguments of {name} must be an object."
+        try:
+            errors = first_errors(compile_schema(spec.input_schema), arguments)
+        except SchemaError:
+            errors = []  # a schema no validator takes: the server checks the arguments
+        if errors:
+            found = "; ".join(errors)
+            return f"The arguments do not match {name}'s input schema ({found}): fix and retry."
+        return ToolCall(call.id, spec.name, arguments)
 
     async def run(self, call: ToolCall) -> ToolResult:
         args = call.arguments
         if self.background is not None and call.name in task_tools.NAMES:
             return await task_tools.run(self.background, call)
+        if call.name == CALL_FOUND_TOOL:
+            checked = self._check_found(call)
+            reason = checked if isinstance(checked, str) else "The call was not made."
+            return _text(call, reason, error=True)
         if call.name == SEARCH_TOOLS:
             return await self._search(call, args)
         if call.name == READ_RESULT:
@@ -129,6 +192,8 @@ class HostTools:
                 return _text(call, f"search_tools cannot rank: {exc}", error=True)
         if not found:
             return _text(call, f"No tool matches {query!r}; try other words.")
+        if self.catalog.describes_found:
+            return _text(call, _described(found))
         lines = [
             f"- {s.name}: {(s.description or '').strip().splitlines()[0][:200]}" for s in found
         ]

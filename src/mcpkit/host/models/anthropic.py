@@ -1,4 +1,12 @@
-"""Anthropic Messages API adapter (the `anthropic` SDK: `pip install mcpkit[anthropic]`)."""
+"""Anthropic Messages API adapter (the `anthropic` SDK: `pip install mcpkit[anthropic]`).
+
+Prompt caching: the API caches the request's prefix (tools, then system, then messages) up to
+each block marked `cache_control`, four marks at most, and a later request reads back the
+longest cached prefix it finds within about 20 blocks before one of its marks. Each request
+marks the last tool, the system prompt, the last message, and the message that was last in
+the round before (two back: the assistant's reply and the tool results came after it), so the
+previous round's cache is found however many blocks the round added (`mark_cache`).
+"""
 
 from __future__ import annotations
 
@@ -63,6 +71,34 @@ def to_messages(history: list[Message]) -> list[dict[str, Any]]:
     return out
 
 
+#: A breakpoint: cache the prefix up to this block (5 minutes, renewed by every read).
+CACHE = {"type": "ephemeral"}
+
+
+def mark_cache(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The request with its `cache_control` breakpoints (see the module docstring)."""
+    out = dict(kwargs)
+    if out.get("tools"):
+        out["tools"] = [*out["tools"][:-1], {**out["tools"][-1], "cache_control": CACHE}]
+    if out.get("system"):
+        out["system"] = [{"type": "text", "text": out["system"], "cache_control": CACHE}]
+    messages = list(out["messages"])
+    for i in {len(messages) - 3, len(messages) - 1}:
+        if i >= 0:
+            messages[i] = _marked(messages[i])
+    out["messages"] = messages
+    return out
+
+
+def _marked(message: dict[str, Any]) -> dict[str, Any]:
+    content = message["content"]
+    if isinstance(content, str):
+        content = [{"type": "text", "text": content}]
+    if not content or (content[-1].get("type") == "text" and not content[-1].get("text")):
+        return message  # the API refuses a mark on an empty text block
+    return {**message, "content": [*content[:-1], {**content[-1], "cache_control": CACHE}]}
+
+
 def from_message(message: Any) -> AssistantMessage:
     text, calls = [], []
     for block in message.content:
@@ -71,7 +107,11 @@ def from_message(message: Any) -> AssistantMessage:
         elif block.type == "tool_use":
             calls.append(ToolCall(block.id, block.name, dict(block.input or {})))
     usage = getattr(message, "usage", None)
-    tokens = (usage.input_tokens, usage.output_tokens) if usage is not None else None
+    tokens = None
+    if usage is not None:  # input: what was read from and written to the cache, and the rest
+        read = getattr(usage, "cache_read_input_tokens", None) or 0
+        written = getattr(usage, "cache_creation_input_tokens", None) or 0
+        tokens = (usage.input_tokens + read + written, usage.output_tokens)
     return AssistantMessage("".join(text), calls, message.stop_reason, tokens)
 
 
@@ -100,4 +140,4 @@ class AnthropicModel:
             kwargs["system"] = system
         if tools:
             kwargs["tools"] = anthropic_tools(tools)
-        return from_message(await self.client.messages.create(**kwargs))
+        return from_message(await self.client.messages.create(**mark_cache(kwargs)))
