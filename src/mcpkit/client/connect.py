@@ -41,6 +41,7 @@ def make_transport(
     url: str | None = None
     command: Sequence[str] = ()
     label: str | None = None
+    inherit_env = True
     if isinstance(target, Mapping):
         if "url" in target:
             if target.get("type", "http") not in ("http", "streamable-http", "streamableHttp"):
@@ -55,6 +56,7 @@ def make_transport(
             env = {**dict(target.get("env") or {}), **dict(env or {})} or None
             cwd = target.get("cwd") or cwd
             label = target.get("name")  # the entry's name in its mcpServers, when given
+            inherit_env = target.get("inheritEnv", True) is not False  # False: `env` is all
     elif isinstance(target, str | Sequence):
         parsed = parse_target(target)
         if isinstance(parsed, HttpTarget):
@@ -74,5 +76,11 @@ def make_transport(
     from .stdio import StdioTransport
 
     return StdioTransport(
-        command, env=env, cwd=cwd, stderr=stderr, on_notification=on_notification, label=label
+        command,
+        env=env,
+        cwd=cwd,
+        stderr=stderr,
+        on_notification=on_notification,
+        label=label,
+        inherit_env=inherit_env,
     )

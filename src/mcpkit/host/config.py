@@ -35,6 +35,7 @@ from typing import Any
 from . import jsonc
 from .consent import ConsentRules
 from .deadlines import Deadline, ToolDeadlines, parse_timeouts
+from .sandbox import Sandbox
 
 #: `${VAR}`, `${VAR:-default}`, and VS Code's spelling `${env:VAR}`.
 _VAR = re.compile(r"\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
@@ -73,6 +74,10 @@ class ServerConfig:
     #: W3C baggage goes to this server in `_meta` (telemetry on): trusted servers get it,
     #: others only with `"baggage": true` (baggage can carry user ids, tenants, flags).
     baggage: bool | None = None
+    #: A stdio server run under bubblewrap (`sandbox.py`); None: with the user's rights.
+    sandbox: Sandbox | None = None
+    #: What a moved package version does at start (`provenance.py`): warn, refuse or off.
+    provenance: str = "warn"
 
     @property
     def forwards_baggage(self) -> bool:
@@ -182,6 +187,7 @@ def _server(name: str, e: dict[str, Any], where: str) -> ServerConfig:
         runtime = {
             "consent": ConsentRules.parse(e.get("consent")),
             "deadlines": parse_timeouts(e.get("timeouts"), timeout),
+            "sandbox": Sandbox.parse(e.get("sandbox")),
         }
     except ValueError as exc:
         raise ConfigError(f"{where}: {exc}") from None
@@ -194,9 +200,12 @@ def _server(name: str, e: dict[str, Any], where: str) -> ServerConfig:
         "auth": e.get("auth") or {},
         "alias": _alias(e.get("alias"), where),
         "baggage": _bool(e, "baggage", where) if "baggage" in e else None,
+        "provenance": _provenance(e.get("provenance", "warn"), where),
         **runtime,
     }
     if "url" in e or kind in ("http", "streamable-http", "sse"):
+        if runtime["sandbox"] is not None:
+            raise ConfigError(f'{where}: "sandbox" runs a local (stdio) server; this one has "url"')
         if kind == "sse":
             raise ConfigError(
                 f'{where}: the deprecated HTTP+SSE transport is not supported; use "type": "http"'
@@ -269,6 +278,12 @@ def _seconds(e: dict[str, Any], key: str, where: str) -> float | None:
     if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
         raise ConfigError(f'{where}: "{key}" must be a positive number of seconds')
     return float(value)
+
+
+def _provenance(value: Any, where: str) -> str:
+    if value not in ("warn", "refuse", "off"):
+        raise ConfigError(f'{where}: "provenance" is "warn", "refuse" or "off"')
+    return str(value)
 
 
 def _alias(value: Any, where: str) -> str | None:
