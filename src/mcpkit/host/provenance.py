@@ -25,8 +25,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .paths import state_path
-
 __all__ = ["Origin", "ProvenanceRefused", "ProvenanceStore", "origin_of", "resolve"]
 
 #: Seconds a registry (or docker) gets to say what would run.
@@ -213,10 +211,6 @@ class ProvenanceStore:
         """The store next to a tool pin file (`provenance.json` in its folder)."""
         return cls(pins.with_name("provenance.json") if pins is not None else None)
 
-    @staticmethod
-    def default_path() -> Path:
-        return state_path("provenance.json")
-
     def _read(self) -> dict[str, dict[str, Any]]:
         if self.path is None:
             return self._memory
@@ -225,6 +219,9 @@ class ProvenanceStore:
         except (OSError, ValueError, AttributeError):
             return {}
         return servers if isinstance(servers, dict) else {}
+
+    def records(self) -> dict[str, dict[str, Any]]:
+        return {k: v for k, v in self._read().items() if isinstance(v, dict)}
 
     def get(self, server: str) -> dict[str, Any] | None:
         record = self._read().get(server)
