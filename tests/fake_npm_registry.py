@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import gzip
 import hashlib
 import io
 import json
@@ -24,7 +25,7 @@ def _tarball(name: str, version: str, server: str) -> bytes:
     manifest = {"name": name, "version": version, "bin": {name: "server.sh"}}
     script = f"#!/bin/sh\nexec '{sys.executable}' '{server}' \"$@\"\n"
     buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
         for path, text, mode in [
             ("package/package.json", json.dumps(manifest), 0o644),
             ("package/server.sh", script, 0o755),
@@ -33,7 +34,7 @@ def _tarball(name: str, version: str, server: str) -> bytes:
             info = tarfile.TarInfo(path)
             info.size, info.mode = len(data), mode
             tar.addfile(info, io.BytesIO(data))
-    return buffer.getvalue()
+    return gzip.compress(buffer.getvalue(), mtime=0)  # the same bytes each time (integrity)
 
 
 @dataclass

@@ -147,8 +147,9 @@ async def test_a_newer_version_of_a_package_is_reported(tmp_path: Path) -> None:
         assert listed.exit_code == 0 and "files-mcp\t1.0.0" in listed.output
         forgot = CliRunner().invoke(app, ["pins", "provenance", "--forget", "files", *pins])
         assert forgot.exit_code == 0, forgot.output
-        state, ui, _ = await _start(tmp_path, {**entry, "provenance": "refuse"})
-        assert state is LinkState.READY and _recorded(tmp_path)["version"] == "1.1.0"
+        state, ui, detail = await _start(tmp_path, {**entry, "provenance": "refuse"})
+        assert state is LinkState.READY, detail
+        assert _recorded(tmp_path)["version"] == "1.1.0"
 
 
 async def test_an_entry_naming_its_version_is_pinned_already(tmp_path: Path) -> None:
@@ -175,3 +176,38 @@ async def test_a_server_run_from_a_file_is_not_checked(tmp_path: Path) -> None:
     state, ui, _ = await _start(tmp_path, {"command": sys.executable, "args": [BASIC]})
     assert state is LinkState.READY and ui.of("warn") == []
     assert not (tmp_path / "provenance.json").exists()
+
+
+def test_install_writes_the_version_that_runs_today(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def serve_and_install() -> tuple[Any, Any]:
+        async with fake_registry("files-mcp", BASIC, "1.0.0", "1.2.0") as registry:
+            for name, value in _npm_env(registry, tmp_path).items():
+                monkeypatch.setenv(name, value)
+            argv = ["install", "mcp-json", "--file", str(tmp_path / "mcp.json")]
+            loose = await asyncio.to_thread(CliRunner().invoke, app, [*argv, "npx -y files-mcp"])
+            exact = "npx -y files-mcp@1.0.0"
+            fixed = await asyncio.to_thread(CliRunner().invoke, app, [*argv, "-n", "old", exact])
+            return loose, fixed
+
+    loose, fixed = asyncio.run(serve_and_install())
+    assert loose.exit_code == 0 and "pinned files-mcp to 1.2.0" in loose.stderr
+    assert fixed.exit_code == 0 and "pinned" not in fixed.stderr
+    servers = json.loads((tmp_path / "mcp.json").read_text())["mcpServers"]
+    assert servers["files-mcp"]["args"] == ["-y", "files-mcp@1.2.0"]
+    assert servers["old"]["args"] == ["-y", "files-mcp@1.0.0"]
+
+
+def test_install_offline_writes_the_entry_unpinned_and_says_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("npm_config_registry", f"http://127.0.0.1:{free_port()}/")
+    monkeypatch.setenv("npm_config_fetch_retries", "0")
+    monkeypatch.setenv("npm_config_cache", str(tmp_path / "npm-cache"))
+    argv = ["install", "mcp-json", "--file", str(tmp_path / "mcp.json"), "npx -y files-mcp"]
+    result = CliRunner().invoke(app, argv)
+    assert result.exit_code == 0, result.output
+    assert "note: cannot tell which version of files-mcp would run" in result.stderr
+    servers = json.loads((tmp_path / "mcp.json").read_text())["mcpServers"]
+    assert servers["files-mcp"]["args"] == ["-y", "files-mcp"]

@@ -9,7 +9,28 @@ import typer
 
 from .runtime import ConfigOpt, PinsOpt, fail, host_settings
 
-__all__ = ["provenance"]
+__all__ = ["pin_command", "provenance"]
+
+
+def pin_command(argv: list[str], env: dict[str, str]) -> list[str]:
+    """`argv` with its package pinned to the version that would run now (`npx pkg` →
+    `npx pkg@X.Y.Z`); as given, with a note, when that cannot be told (offline)."""
+    import asyncio
+
+    from ..host.provenance import origin_of, pinned_args, resolve
+
+    origin = origin_of(argv[0], argv[1:])
+    if origin is None or origin.exact is not None:
+        return argv
+    try:
+        version = asyncio.run(resolve(origin, env))
+    except RuntimeError as exc:
+        typer.echo(
+            f"note: {exc}; written unpinned (the host records the version it first runs)", err=True
+        )
+        return argv
+    typer.echo(f"pinned {origin.spec} to {version} (what runs today)", err=True)
+    return [argv[0], *pinned_args(argv[0], argv[1:], version)]
 
 
 def provenance(

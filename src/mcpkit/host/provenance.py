@@ -25,7 +25,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Origin", "ProvenanceRefused", "ProvenanceStore", "origin_of", "resolve"]
+__all__ = [
+    "Origin",
+    "ProvenanceRefused",
+    "ProvenanceStore",
+    "origin_of",
+    "pinned_args",
+    "resolve",
+]
 
 #: Seconds a registry (or docker) gets to say what would run.
 RESOLVE_TIMEOUT_S = 15.0
@@ -81,31 +88,55 @@ class Origin:
 
 def origin_of(command: str, args: Sequence[str]) -> Origin | None:
     """The package an entry runs, or None when it runs no registry's package."""
-    tool, words = Path(command).name, list(args)
-    if tool in ("npm", "pnpm") and words[:1] in (["exec"], ["dlx"]):
-        tool, words = "npx", words[1:]
-    if tool in ("pipx", "docker") and words[:1] == ["run"]:
-        words = words[1:]
-    elif tool in ("pipx", "docker"):
-        return None
+    found = _locate(command, args)
+    return None if found is None else _split(found[0], args[found[1]])
+
+
+def pinned_args(command: str, args: Sequence[str], version: str) -> list[str]:
+    """`args` with the package naming `version` exactly (`pkg@1.2.3`, `pkg==1.2`, `uvx`'s
+    `pkg@1.2`, `image@sha256:…`): what `mcpkit install` writes."""
+    words, found = list(args), _locate(command, args)
+    if found is None:
+        return words
+    kind, index = found
+    origin = _split(kind, words[index])
+    if kind == "pypi":
+        extras = re.match(r"^[^\[=@<>!~ ]*(\[[^\]]*\])?", words[index])
+        base = origin.package + (extras.group(1) or "" if extras else "")
+        positional = Path(command).name == "uvx" and words[index - 1 : index] != ["--from"]
+        words[index] = f"{base}{'@' if positional else '=='}{version}"
+    else:
+        words[index] = Origin(kind, origin.package, version).spec
+    return words
+
+
+def _locate(command: str, args: Sequence[str]) -> tuple[str, int] | None:
+    """The registry an entry's command uses and the index in `args` of its package word."""
+    tool, skip = Path(command).name, 0
+    if tool in ("npm", "pnpm") and list(args[:1]) in (["exec"], ["dlx"]):
+        tool, skip = "npx", 1
+    if tool in ("pipx", "docker"):
+        if list(args[:1]) != ["run"]:
+            return None
+        skip = 1
     kind = {"npx": "npm", "bunx": "npm", "uvx": "pypi", "pipx": "pypi", "docker": "docker"}
     if tool not in kind:
         return None
-    named = _first_package(words, kind[tool])
-    return None if named is None else _split(kind[tool], named)
+    index = _package_index(list(args[skip:]), kind[tool])
+    return None if index is None else (kind[tool], skip + index)
 
 
-def _first_package(words: list[str], kind: str) -> str | None:
+def _package_index(words: list[str], kind: str) -> int | None:
     """The package word: `--package`/`--from`/`--spec` when given, else the first argument."""
     valued, index = _VALUED[kind], 0
     while index < len(words):
         word = words[index]
         if word == "--" or word in _NAMES_PACKAGE[kind]:
-            return words[index + 1] if index + 1 < len(words) else None
+            return index + 1 if index + 1 < len(words) else None
         if word.startswith("-"):
             index += 2 if word in valued else 1
             continue
-        return word
+        return index
     return None
 
 
