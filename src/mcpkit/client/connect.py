@@ -75,12 +75,8 @@ def make_transport(
         return HttpTransport(url, headers=headers, on_notification=on_notification, auth=auth)
     from .stdio import StdioTransport
 
-    return StdioTransport(
-        command,
-        env=env,
-        cwd=cwd,
-        stderr=stderr,
-        on_notification=on_notification,
-        label=label,
-        inherit_env=inherit_env,
+    transport = StdioTransport(
+        command, env=env, cwd=cwd, stderr=stderr, on_notification=on_notification, label=label
     )
+    transport.inherit_env = inherit_env
+    return transport

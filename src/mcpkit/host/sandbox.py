@@ -46,11 +46,13 @@ class SandboxError(RuntimeError):
 
 @dataclass(frozen=True, slots=True)
 class Sandbox:
-    """A server entry's `"sandbox"` object."""
+    """A server entry's `"sandbox"` object: what the server may see besides the system."""
 
-    paths: tuple[str, ...] = ()
-    writable: tuple[str, ...] = ()
+    #: Whether it shares the host's network (else it has none, loopback included).
     network: bool = False
+    paths: tuple[str, ...] = ()  # read-only
+    writable: tuple[str, ...] = ()
+    #: The names of the host's environment variables passed on.
     env: tuple[str, ...] = ()
 
     @classmethod
@@ -72,7 +74,7 @@ class Sandbox:
         if not isinstance(network, bool):
             raise ValueError('"sandbox.network" must be true or false')
         paths, writable = _absolute(value, "paths"), _absolute(value, "writable")
-        return cls(paths, writable, network, _strings(value, "env"))
+        return cls(network, paths, writable, _strings(value, "env"))
 
 
 def _strings(value: Mapping[str, Any], key: str) -> tuple[str, ...]:
