@@ -14,6 +14,7 @@ import sys
 import tarfile
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from aiohttp import web
 
@@ -51,6 +52,15 @@ class FakeRegistry:
 
     def __post_init__(self) -> None:
         self.latest = self.latest or self.versions[-1]
+
+    def env(self, cache: Path) -> dict[str, str]:
+        """An entry's `env` for npm against this registry: a cache of its own, no retries."""
+        return {
+            "npm_config_registry": self.url,
+            "npm_config_cache": str(cache),
+            "npm_config_fetch_retries": "0",
+            "npm_config_update_notifier": "false",
+        }
 
     def publish(self, version: str) -> None:
         self.versions.append(version)

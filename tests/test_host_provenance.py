@@ -73,13 +73,7 @@ def test_the_provenance_setting_is_checked() -> None:
 
 
 def _npm_env(registry: FakeRegistry, tmp_path: Path) -> dict[str, str]:
-    """The entry's env: the stand-in registry, a cache of this test's own, no retries."""
-    return {
-        "npm_config_registry": registry.url,
-        "npm_config_cache": str(tmp_path / "npm-cache"),
-        "npm_config_fetch_retries": "0",
-        "npm_config_update_notifier": "false",
-    }
+    return registry.env(tmp_path / "npm-cache")
 
 
 async def test_what_an_unpinned_package_resolves_to(tmp_path: Path) -> None:

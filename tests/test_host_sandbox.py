@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from fake_npm_registry import fake_registry
 from host_support import SERVERS, RecordingUI, settings_for
 from mcpkit.client.stdio import StdioTransport
 from mcpkit.host import ConfigError, Host, LinkState, parse_config
@@ -218,3 +219,25 @@ async def test_a_sandbox_without_bubblewrap_fails_the_start_in_one_line(
             assert await link.until(LinkState.DOWN) is LinkState.DOWN
         assert link.detail is not None and "bubblewrap (bwrap) is not installed" in link.detail
         assert link.retry_in is None  # nothing to retry until the user installs it
+
+
+async def test_an_npx_server_is_installed_outside_the_sandbox_and_runs_inside(
+    bwrap: None, tmp_path: Path
+) -> None:
+    async with fake_registry("probe-mcp", PROBE, "1.0.0") as registry:
+        port = int(registry.url.rsplit(":", 1)[1].strip("/"))
+        entry = {
+            "command": "npx",
+            "args": ["-y", "probe-mcp"],
+            "env": registry.env(tmp_path / "npm-cache"),
+            "sandbox": {"paths": [str(ROOT), sys.base_prefix]},
+        }
+        async with _host(tmp_path, box=entry) as host:
+            assert "/probe-mcp/-/probe-mcp-1.0.0.tgz" in registry.requests  # installed...
+            client = host.fleet.links["box"].client
+            assert client is not None and isinstance(client.transport, StdioTransport)
+            command = client.transport.command
+            assert Path(command[0]).name == "bwrap" and command[-1].endswith(".bin/probe-mcp")
+            # ...and run where the registry (on this machine's loopback) is out of reach.
+            assert (await _call(host, "box", "connect", port=port)).startswith("refused")
+        assert (tmp_path / "sandbox-packages/probe-mcp@1.0.0").is_dir()  # kept for next time

@@ -88,18 +88,18 @@ class Origin:
 
 def origin_of(command: str, args: Sequence[str]) -> Origin | None:
     """The package an entry runs, or None when it runs no registry's package."""
-    found = _locate(command, args)
-    return None if found is None else _split(found[0], args[found[1]])
+    found = locate(command, args)
+    return None if found is None else split(found[0], args[found[1]])
 
 
 def pinned_args(command: str, args: Sequence[str], version: str) -> list[str]:
     """`args` with the package naming `version` exactly (`pkg@1.2.3`, `pkg==1.2`, `uvx`'s
     `pkg@1.2`, `image@sha256:…`): what `mcpkit install` writes."""
-    words, found = list(args), _locate(command, args)
+    words, found = list(args), locate(command, args)
     if found is None:
         return words
     kind, index = found
-    origin = _split(kind, words[index])
+    origin = split(kind, words[index])
     if kind == "pypi":
         extras = re.match(r"^[^\[=@<>!~ ]*(\[[^\]]*\])?", words[index])
         base = origin.package + (extras.group(1) or "" if extras else "")
@@ -110,7 +110,7 @@ def pinned_args(command: str, args: Sequence[str], version: str) -> list[str]:
     return words
 
 
-def _locate(command: str, args: Sequence[str]) -> tuple[str, int] | None:
+def locate(command: str, args: Sequence[str]) -> tuple[str, int] | None:
     """The registry an entry's command uses and the index in `args` of its package word."""
     tool, skip = Path(command).name, 0
     if tool in ("npm", "pnpm") and list(args[:1]) in (["exec"], ["dlx"]):
@@ -140,7 +140,7 @@ def _package_index(words: list[str], kind: str) -> int | None:
     return None
 
 
-def _split(kind: str, word: str) -> Origin:
+def split(kind: str, word: str) -> Origin:
     if kind == "npm":
         sign = word.rfind("@")
         if sign > 0:  # not the `@` of a scope
@@ -207,6 +207,14 @@ async def _run(
 ) -> str:
     where = {"npm": "npm view", "pypi": "pip index versions", "docker": "docker image inspect"}
     what = f"cannot tell which version of {origin.spec} would run ({where[origin.kind]}"
+    return await run_tool(argv, env, timeout, what)
+
+
+async def run_tool(
+    argv: list[str], env: Mapping[str, str] | None, timeout: float, what: str
+) -> str:
+    """A package tool's standard output; RuntimeError `what: why)` (one line) when it cannot
+    start, takes over `timeout` seconds or fails (its last line of stderr)."""
     try:
         proc = await asyncio.create_subprocess_exec(
             *argv,
