@@ -41,7 +41,6 @@ def make_transport(
     url: str | None = None
     command: Sequence[str] = ()
     label: str | None = None
-    inherit_env = True
     if isinstance(target, Mapping):
         if "url" in target:
             if target.get("type", "http") not in ("http", "streamable-http", "streamableHttp"):
@@ -56,7 +55,6 @@ def make_transport(
             env = {**dict(target.get("env") or {}), **dict(env or {})} or None
             cwd = target.get("cwd") or cwd
             label = target.get("name")  # the entry's name in its mcpServers, when given
-            inherit_env = target.get("inheritEnv", True) is not False  # False: `env` is all
     elif isinstance(target, str | Sequence):
         parsed = parse_target(target)
         if isinstance(parsed, HttpTarget):
@@ -73,10 +71,23 @@ def make_transport(
         from .http import HttpTransport  # aiohttp is imported only when needed
 
         return HttpTransport(url, headers=headers, on_notification=on_notification, auth=auth)
+    return _stdio(target, command, env, cwd, stderr, on_notification, label)
+
+
+def _stdio(
+    target: Any,
+    command: Sequence[str],
+    env: Mapping[str, str] | None,
+    cwd: str | os.PathLike[str] | None,
+    stderr: StderrMode,
+    on_notification: NotificationHandler | None,
+    label: str | None,
+) -> Transport:
+    """The stdio transport; an entry's `"inheritEnv": false` makes its `env` the whole one."""
     from .stdio import StdioTransport
 
     transport = StdioTransport(
         command, env=env, cwd=cwd, stderr=stderr, on_notification=on_notification, label=label
     )
-    transport.inherit_env = inherit_env
+    transport.inherit_env = not (isinstance(target, Mapping) and target.get("inheritEnv") is False)
     return transport

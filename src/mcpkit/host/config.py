@@ -187,7 +187,7 @@ def _server(name: str, e: dict[str, Any], where: str) -> ServerConfig:
         runtime = {
             "consent": ConsentRules.parse(e.get("consent")),
             "deadlines": parse_timeouts(e.get("timeouts"), timeout),
-            "sandbox": Sandbox.parse(e.get("sandbox")),
+            "sandbox": _sandbox(e),
         }
     except ValueError as exc:
         raise ConfigError(f"{where}: {exc}") from None
@@ -204,8 +204,6 @@ def _server(name: str, e: dict[str, Any], where: str) -> ServerConfig:
         **runtime,
     }
     if "url" in e or kind in ("http", "streamable-http", "sse"):
-        if runtime["sandbox"] is not None:
-            raise ConfigError(f'{where}: "sandbox" runs a local (stdio) server; this one has "url"')
         if kind == "sse":
             raise ConfigError(
                 f'{where}: the deprecated HTTP+SSE transport is not supported; use "type": "http"'
@@ -278,6 +276,13 @@ def _seconds(e: dict[str, Any], key: str, where: str) -> float | None:
     if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
         raise ConfigError(f'{where}: "{key}" must be a positive number of seconds')
     return float(value)
+
+
+def _sandbox(e: dict[str, Any]) -> Sandbox | None:
+    sandbox = Sandbox.parse(e.get("sandbox"))
+    if sandbox is not None and ("url" in e or e.get("type") not in (None, "stdio")):
+        raise ValueError('"sandbox" runs a local (stdio) server; this one has "url"')
+    return sandbox
 
 
 def _provenance(value: Any, where: str) -> str:
