@@ -18,7 +18,7 @@ from typer.testing import CliRunner, Result
 
 from mcpkit.cli.install import config_path
 from mcpkit.cli.main import app
-from support import ROOT, scaled
+from support import ROOT, free_port, scaled
 
 WEATHER = ROOT / "examples/weather_server.py"
 GOLDEN = ROOT / "tests/data/install"
@@ -42,6 +42,9 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
     monkeypatch.delenv("APPDATA", raising=False)
+    # `install` pins a package's version (test_host_provenance.py): no registry answers here.
+    monkeypatch.setenv("PIP_INDEX_URL", f"http://127.0.0.1:{free_port()}/simple")
+    monkeypatch.setenv("PIP_RETRIES", "0")
     monkeypatch.chdir(project)
     return home
 

@@ -237,14 +237,13 @@ def install(
 ) -> None:
     """Add a server to Claude Desktop, Claude Code, Cursor, VS Code or an mcpServers file."""
     from .client_commands import option_pairs
+    from .provenance import pin_command
 
     target, default_name = _server_target(server)
-    entry = entry_for(
-        client.value,
-        target,
-        option_pairs(env, "=", "KEY=VALUE"),
-        option_pairs(header, ":", "'Name: value'"),
-    )
+    variables = option_pairs(env, "=", "KEY=VALUE")
+    if isinstance(target, list):  # `npx pkg` is written `npx pkg@X.Y.Z` (host/provenance.py)
+        target = pin_command(target, variables)
+    entry = entry_for(client.value, target, variables, option_pairs(header, ":", "'Name: value'"))
     path = file or config_path(client.value, scope.value)
     entry_name = name or default_name
     document, plain = _read(path)

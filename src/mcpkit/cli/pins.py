@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from .provenance import provenance
 from .runtime import ConfigOpt, PinsOpt, fail, host_settings
 
 if TYPE_CHECKING:
@@ -77,3 +78,6 @@ def approve(
         fail(f"nothing to approve for {what} (see: mcpkit pins list)")
     for change in approved:
         typer.echo(f"approved {change.server}/{change.tool} ({change.digest})")
+
+
+app.command("provenance")(provenance)  # cli/provenance.py: the packaged servers' versions

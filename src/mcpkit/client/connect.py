@@ -71,8 +71,23 @@ def make_transport(
         from .http import HttpTransport  # aiohttp is imported only when needed
 
         return HttpTransport(url, headers=headers, on_notification=on_notification, auth=auth)
+    return _stdio(target, command, env, cwd, stderr, on_notification, label)
+
+
+def _stdio(
+    target: Any,
+    command: Sequence[str],
+    env: Mapping[str, str] | None,
+    cwd: str | os.PathLike[str] | None,
+    stderr: StderrMode,
+    on_notification: NotificationHandler | None,
+    label: str | None,
+) -> Transport:
+    """The stdio transport; an entry's `"inheritEnv": false` makes its `env` the whole one."""
     from .stdio import StdioTransport
 
-    return StdioTransport(
+    transport = StdioTransport(
         command, env=env, cwd=cwd, stderr=stderr, on_notification=on_notification, label=label
     )
+    transport.inherit_env = not (isinstance(target, Mapping) and target.get("inheritEnv") is False)
+    return transport

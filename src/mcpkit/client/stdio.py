@@ -46,7 +46,9 @@ _STDERR_TAIL = 50
 class StdioTransport:
     """Spawns `command` and speaks newline-delimited JSON-RPC over its stdin/stdout.
 
-    `env` entries are added to the current environment; `cwd` is the working directory.
+    `env` entries are added to the current environment (with `inherit_env=False` they are the
+    whole environment: a sandboxed server's launcher gets only what it passes on); `cwd` is the
+    working directory.
     """
 
     def __init__(
@@ -59,6 +61,7 @@ class StdioTransport:
         on_notification: NotificationHandler | None = None,
         shutdown_timeout: float = 2.0,
         label: str | None = None,
+        inherit_env: bool = True,
     ) -> None:
         if not command:
             raise ValueError("the server command is empty")
@@ -66,6 +69,7 @@ class StdioTransport:
         #: Names the server in what is logged about it: its config name, else the command.
         self.label = label or _short(self.command)
         self.env = dict(env) if env is not None else None
+        self.inherit_env = inherit_env
         self.cwd = cwd
         self.stderr_mode: StderrMode = stderr
         self.on_notification = on_notification
@@ -105,6 +109,8 @@ class StdioTransport:
             self.stderr_mode, asyncio.subprocess.DEVNULL
         )
         env = {**os.environ, **self.env} if self.env is not None else None
+        if not self.inherit_env:
+            env = dict(self.env or {})
         try:
             self._proc = await asyncio.create_subprocess_exec(
                 *self.command,

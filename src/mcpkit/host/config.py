@@ -39,6 +39,7 @@ from typing import Any
 from . import jsonc
 from .consent import ConsentRules
 from .deadlines import Deadline, ToolDeadlines, parse_timeouts
+from .sandbox import Sandbox
 
 #: `${VAR}`, `${VAR:-default}`, and VS Code's spelling `${env:VAR}`.
 _VAR = re.compile(r"\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
@@ -81,6 +82,10 @@ class ServerConfig:
     start: str = "eager"
     #: A lazy server is stopped after this many seconds without a call (None: never).
     idle_timeout: float | None = None
+    #: A stdio server run under bubblewrap (`sandbox.py`); None: with the user's rights.
+    sandbox: Sandbox | None = None
+    #: What a moved package version does at start (`provenance.py`): warn, refuse or off.
+    provenance: str = "warn"
 
     @property
     def forwards_baggage(self) -> bool:
@@ -190,6 +195,7 @@ def _server(name: str, e: dict[str, Any], where: str) -> ServerConfig:
         runtime = {
             "consent": ConsentRules.parse(e.get("consent")),
             "deadlines": parse_timeouts(e.get("timeouts"), timeout),
+            "sandbox": _sandbox(e),
         }
     except ValueError as exc:
         raise ConfigError(f"{where}: {exc}") from None
@@ -204,6 +210,7 @@ def _server(name: str, e: dict[str, Any], where: str) -> ServerConfig:
         "baggage": _bool(e, "baggage", where) if "baggage" in e else None,
         "start": _start(e.get("start", "eager"), where),
         "idle_timeout": _seconds(e, "idleTimeout", where),
+        "provenance": _provenance(e.get("provenance", "warn"), where),
         **runtime,
     }
     if "url" in e or kind in ("http", "streamable-http", "sse"):
@@ -284,6 +291,19 @@ def _seconds(e: dict[str, Any], key: str, where: str) -> float | None:
 def _start(value: Any, where: str) -> str:
     if value not in ("eager", "lazy"):
         raise ConfigError(f'{where}: "start" is "eager" (with the host) or "lazy" (on first use)')
+    return str(value)
+
+
+def _sandbox(e: dict[str, Any]) -> Sandbox | None:
+    sandbox = Sandbox.parse(e.get("sandbox"))
+    if sandbox is not None and ("url" in e or e.get("type") not in (None, "stdio")):
+        raise ValueError('"sandbox" runs a local (stdio) server; this one has "url"')
+    return sandbox
+
+
+def _provenance(value: Any, where: str) -> str:
+    if value not in ("warn", "refuse", "off"):
+        raise ConfigError(f'{where}: "provenance" is "warn", "refuse" or "off"')
     return str(value)
 
 

@@ -23,6 +23,7 @@ from .config import ServerConfig
 from .consent import ConsentPolicy
 from .deadlines import Clock
 from .features import ClientFeatures as ClientFeatures
+from .launch import REFUSED, Launch
 from .models.base import ModelAdapter
 from .pins import PinChange, ToolPins
 from .retry import RetryPolicy
@@ -70,6 +71,8 @@ class ServerLink:
         self.policy = policy
         self.model = model
         self.pins = pins
+        #: Provenance check and sandbox, before each spawn (`launch.py`).
+        self.launch = Launch(config, pins.path if pins is not None else None, ui.warn)
         self.restart = restart or Backoff()
         #: How a failed call to this server is tried again, when that is safe (pipeline `Retry`).
         self.retry = retry or RetryPolicy()
@@ -210,10 +213,12 @@ class ServerLink:
             except AuthorizationError as exc:
                 reason, retry = f"authorization failed: {describe(exc)}", False
                 await self._drop()
+            except REFUSED as exc:  # the user must act first
+                reason, retry = str(exc), False
+                await self._drop()
             except Exception as exc:
                 reason = describe(exc)
-                if isinstance(exc, TimeoutError) and not isinstance(exc, ClientError):
-                    # ours, not the client's
+                if isinstance(exc, TimeoutError) and not isinstance(exc, ClientError):  # ours
                     reason = f"not started within {self.config.start_deadline:g} s (startTimeout)"
                 await self._drop()
             else:
@@ -247,7 +252,7 @@ class ServerLink:
             self._sample if self.policy.may_sample(self.name) and self.model is not None else None
         )
         client = Client(
-            self.config.client_target(),
+            await self.launch.target(),
             elicitation=self._elicit,
             sampling=sampling,
             timeout=self.config.timeout,
@@ -282,11 +287,11 @@ class ServerLink:
         await asyncio.gather(*watchers, return_exceptions=True)
         client, self.client = self.client, None
         self.tools, self.withheld = [], []
-        if client is None:
-            return
-        with contextlib.suppress(Exception):
-            await client.close()
-        if isinstance(client.transport, StdioTransport):
+        if client is not None:
+            with contextlib.suppress(Exception):
+                await client.close()
+        self.launch.release()  # the process is gone: its sandbox's scratch goes too
+        if client is not None and isinstance(client.transport, StdioTransport):
             for line in client.transport.stderr_tail:  # the server's noise goes to the log
                 log.info("server %r stderr: %s", self.name, line)
 
