@@ -184,12 +184,8 @@ def servers_of(document: Mapping[str, Any]) -> dict[str, Any] | None:
     return None
 
 
-def _server(name: str, e: dict[str, Any], where: str) -> ServerConfig:
-    if "cassette" in e:
-        e = _replayed(e, where)
-    elif "record" in e:
-        e = _recorded(e, where)
-    kind = e.get("type")
+def _common(e: dict[str, Any], where: str) -> dict[str, Any]:
+    """The keys every kind of server entry takes."""
     timeout = float(e.get("timeout", 60.0))
     try:
         runtime = {
@@ -199,7 +195,7 @@ def _server(name: str, e: dict[str, Any], where: str) -> ServerConfig:
         }
     except ValueError as exc:
         raise ConfigError(f"{where}: {exc}") from None
-    common: dict[str, Any] = {
+    return {
         "trusted": _bool(e, "trusted", where),
         "disabled": _bool(e, "disabled", where),
         "host_owned": _host_owned(e.get("hostOwned"), where),
@@ -213,6 +209,15 @@ def _server(name: str, e: dict[str, Any], where: str) -> ServerConfig:
         "provenance": _provenance(e.get("provenance", "warn"), where),
         **runtime,
     }
+
+
+def _server(name: str, e: dict[str, Any], where: str) -> ServerConfig:
+    if "cassette" in e:
+        e = _replayed(e, where)
+    elif "record" in e:
+        e = _recorded(e, where)
+    kind = e.get("type")
+    common = _common(e, where)
     if "url" in e or kind in ("http", "streamable-http", "sse"):
         if kind == "sse":
             raise ConfigError(

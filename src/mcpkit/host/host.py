@@ -81,11 +81,7 @@ class Host(AsyncResource):
         self.audit = audit
         self.on_call = on_call
         config_telemetry = resolve_telemetry(telemetry)
-        self.telemetry: HostTelemetry | None = None
-        if config_telemetry is not None:
-            from .telemetry import HostTelemetry
-
-            self.telemetry = HostTelemetry(config_telemetry, model.name)
+        self.telemetry = _host_telemetry(config_telemetry, model.name)
         records = records or _records(self.settings)
         self.fleet = Fleet(
             config,
@@ -158,3 +154,12 @@ class Host(AsyncResource):
 def _records(settings: HostSettings) -> RecordStore | None:
     """The store of lazy servers' records the settings ask for (None: `cache` is off)."""
     return RecordStore(settings.records or state_path("servers")) if settings.cache else None
+
+
+def _host_telemetry(config: Telemetry | None, model: str) -> HostTelemetry | None:
+    """The host's spans, when telemetry is on (`mcpkit[otel]` is imported only then)."""
+    if config is None:
+        return None
+    from .telemetry import HostTelemetry
+
+    return HostTelemetry(config, model)
