@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import logging
 import shutil
 import sys
 from pathlib import Path
@@ -10,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from mcpkit.host import embed_models, embeddings
+from mcpkit.host import embed_models, embeddings, rankers
 from mcpkit.host.embedder import Embedder, EmbeddingUnavailable
-from mcpkit.host.search import ToolDoc
+from mcpkit.host.search import BM25Ranker, ToolDoc
 from mcpkit.host.vector_store import VectorStore, digest
 
 np = pytest.importorskip("numpy")
@@ -127,15 +128,29 @@ def test_a_model_path_that_is_not_a_model_says_what_to_give(tmp_path: Path) -> N
     (tmp_path / "model.onnx").write_bytes(b"x")
     with pytest.raises(EmbeddingUnavailable, match=r"no tokenizer\.json or vocab\.txt"):
         embed_models.load_model(str(tmp_path))
+    if embeddings.available():
+        (tmp_path / "vocab.txt").write_text("[PAD]\n[UNK]\n")
+        with pytest.raises(EmbeddingUnavailable, match="onnxruntime cannot load it"):
+            embed_models.load_model(str(tmp_path))
 
 
-def test_fastembed_is_optional_and_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_fastembed_is_optional_and_says_so(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
     monkeypatch.setitem(sys.modules, "fastembed", None)  # not installed
     with pytest.raises(EmbeddingUnavailable) as caught:
         embed_models.load_model("fastembed:BAAI/bge-small-en-v1.5")
     message = str(caught.value)
     assert "pip install fastembed" in message and "network" in message
     assert "\n" not in message
+    # named for the host, a model that cannot load leaves "auto" on BM25 alone, said once
+    monkeypatch.setenv("MCPKIT_EMBEDDING_MODEL", "fastembed:BAAI/bge-small-en-v1.5")
+    monkeypatch.setattr(embeddings.MiniLM, "_shared", None)
+    monkeypatch.setattr(rankers, "_warned", False)
+    if embeddings.available():
+        with caplog.at_level(logging.WARNING, logger="mcpkit.host"):
+            assert isinstance(rankers.make_ranker("auto"), BM25Ranker)
+        assert "falls back to BM25 alone: MCPKIT_EMBEDDING_MODEL=fastembed:" in caplog.text
 
 
 def copy_default_model(folder: Path) -> Path:

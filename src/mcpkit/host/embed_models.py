@@ -51,9 +51,15 @@ class OnnxEmbedder(Embedder):
         options.intra_op_num_threads = threads
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         options.log_severity_level = 3
-        self._session = onnxruntime.InferenceSession(
-            str(model), options, providers=["CPUExecutionProvider"]
-        )
+        try:
+            self._session = onnxruntime.InferenceSession(
+                str(model), options, providers=["CPUExecutionProvider"]
+            )
+        except Exception as exc:  # onnxruntime's own errors: a file that is not a model
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise EmbeddingUnavailable(
+                f"{model}: onnxruntime cannot load it ({first}); give an ONNX model file"
+            ) from None
         self._inputs = {i.name for i in self._session.get_inputs()}
         if tokenizer.suffix == ".json":
             self._tokenizer = Tokenizer.from_file(str(tokenizer))

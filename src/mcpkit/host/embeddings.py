@@ -40,7 +40,7 @@ DIMENSIONS = 384
 #: The server stage: a tool's similarity gains this share of its server's (`server_text`:
 #: the server's name and its tools' names), so a request about what a server does lifts its
 #: tools over another server's look-alikes. Chosen on the evaluation's tune split (0-1.5).
-SERVER_WEIGHT = 0.75
+SERVER_WEIGHT = 0.5
 SERVER_TOKENS = 256
 
 
