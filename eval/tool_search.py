@@ -119,7 +119,7 @@ async def serve(port: int) -> asyncio.subprocess.Process:
     proc = await asyncio.create_subprocess_exec(
         sys.executable, str(script), "--http", str(port), *names()
     )
-    for _ in range(600):
+    for _ in range(3600):  # 3 minutes: 41 servers start slowly on a busy machine
         try:
             _, writer = await asyncio.open_connection("127.0.0.1", port)
         except OSError:
@@ -127,7 +127,9 @@ async def serve(port: int) -> asyncio.subprocess.Process:
             continue
         writer.close()
         return proc
-    raise RuntimeError("the catalogue server did not start")
+    proc.terminate()
+    await proc.wait()
+    raise RuntimeError("the catalogue server did not start within 3 minutes")
 
 
 def config(port: int) -> Any:
