@@ -4,6 +4,10 @@
     python -m venv PY_VENV && PY_VENV/bin/pip install <the PyPI packages in eval/servers.json>
     .venv/bin/python eval/collect_catalogues.py --node NODE_DIR --python PY_VENV [PY_VENV2 ...]
 
+    .venv/bin/python eval/collect_catalogues.py --toolsnaps GIT_DIR   # GitHub's official server
+
+(GIT_DIR: a clone of github/github-mcp-server; its Go server is not on npm or PyPI, so its
+tool definitions are read from the snapshots its tests keep, at the clone's HEAD.)
 (mcp-atlassian pins an older `mcp` than mcp-server-git/-fetch/-time: give it a venv of its own.)
 
 Each server is started over stdio with placeholder credentials (listing tools needs none), its
@@ -92,7 +96,12 @@ async def collect(spec: dict[str, Any], node: Path, venvs: list[Path], tmp: str)
     def fill(value: str) -> str:
         return value.replace("{tmp}", tmp).replace("{redis}", f"redis://127.0.0.1:{port}")
 
-    if spec["registry"] == "npm":
+    args = [fill(a) for a in spec.get("args", [])]
+    if spec["registry"] == "npm" and "script" in spec:  # a bin name two packages share
+        command = "node"
+        args.insert(0, str(node / "node_modules" / spec["package"] / spec["script"]))
+        meta = npm_metadata(node, spec["package"])
+    elif spec["registry"] == "npm":
         command = str(node / "node_modules/.bin" / spec["bin"])
         meta = npm_metadata(node, spec["package"])
     else:
@@ -101,7 +110,7 @@ async def collect(spec: dict[str, Any], node: Path, venvs: list[Path], tmp: str)
         meta = pypi_metadata(venv, spec["package"])
     target = {
         "command": command,
-        "args": [fill(a) for a in spec.get("args", [])],
+        "args": args,
         "env": {"HOME": tmp, **{k: fill(v) for k, v in spec.get("env", {}).items()}},
         "cwd": tmp,
     }
@@ -124,19 +133,55 @@ async def collect(spec: dict[str, Any], node: Path, venvs: list[Path], tmp: str)
     }
 
 
+def toolsnaps(git_dir: Path) -> dict[str, Any]:
+    """GitHub's official server from its test snapshots: the default tools, without the
+    feature-flagged granular issue and pull-request variants or the dynamic-toolset tools."""
+
+    def git(*args: str) -> str:
+        run = subprocess.run(["git", "-C", str(git_dir), *args], capture_output=True, text=True)
+        run.check_returncode()
+        return run.stdout
+
+    commit = git("rev-parse", "HEAD").strip()
+    folder = "pkg/github/__toolsnaps__/"
+    files = [f for f in git("ls-tree", "--name-only", "HEAD", folder).split()
+             if f.endswith(".snap") and "_typed" not in f and "_ff_" not in f]  # fmt: skip
+    granular: set[str] = set()
+    for name in ("issues_granular.go", "pullrequests_granular.go"):
+        granular |= set(re.findall(r'"((?:update|add|remove|set|create|delete|request|resolve|'
+                                   r'unresolve|submit|reprioritize)_[a-z_]+)"',
+                                   git("show", f"HEAD:pkg/github/{name}")))  # fmt: skip
+    granular -= {"add_issue_comment", "create_pull_request", "update_pull_request",
+                 "update_pull_request_branch", "request_copilot_review"}  # fmt: skip
+    tools = [json.loads(git("show", f"HEAD:{f}")) for f in files]
+    tools = [t for t in tools if t["name"] not in granular | {"enable_toolset", "ui_get"}]
+    source = {"repository": "github/github-mcp-server", "commit": commit, "path": folder}
+    return {
+        "server": "github-official", "registry": "github", "package": "github/github-mcp-server",
+        "version": commit[:12], "license": "MIT", "source": source,
+        "serverInfo": {"name": "github-mcp-server", "version": commit[:12]}, "tools": tools,
+    }  # fmt: skip
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--node", type=Path, required=True, help="npm --prefix directory")
-    parser.add_argument(
-        "--python", type=Path, nargs="+", required=True, help="venvs with the PyPI servers"
-    )
+    parser.add_argument("--node", type=Path, help="npm --prefix directory")
+    parser.add_argument("--python", type=Path, nargs="+", help="venvs with the PyPI servers")
+    parser.add_argument("--toolsnaps", type=Path, help="a clone of github/github-mcp-server")
     parser.add_argument("--only", nargs="*", help="server names to collect (default: all)")
     args = parser.parse_args()
     specs = json.loads((ROOT / "eval/servers.json").read_text())["servers"]
     OUT.mkdir(parents=True, exist_ok=True)
+    if args.toolsnaps:
+        data = toolsnaps(args.toolsnaps)
+        text = json.dumps(data, indent=1, ensure_ascii=False) + "\n"
+        (OUT / "github-official.json").write_text(text, encoding="utf-8")
+        print(f"github-official: {data['version']}: {len(data['tools'])} tools")
+    if not args.node or not args.python:
+        return
     total = 0
     for spec in specs:
-        if args.only and spec["name"] not in args.only:
+        if (args.only and spec["name"] not in args.only) or spec["registry"] == "github":
             continue
         with tempfile.TemporaryDirectory() as tmp:
             try:

@@ -1,137 +1,159 @@
 """Each ranker of `search_tools` on the same tool documents, in-process (see tool_search.py).
 
-Prints one line per ranker that can run here, BM25 without its synonym groups, BM25 and the
-hybrid without the nouns of identifier shapes, and the hybrid's fusion constant under
-cross-validation with servers held out.
+Requests are split by the server of their first labelled tool (`eval/servers.json`): ranking
+choices (the weight of the embeddings' server stage) are made on the `tune` split only, and
+the `held-out` split is only reported. Prints, per ranker and split, recall@1/5/10 and MRR
+(within the first 10); the embedding index cold (no stored vectors) and warm (vectors on
+disk, a fresh process's memory); and query latency p50/p95 of the default ranker.
 """
 
 from __future__ import annotations
 
-import random
+import os
+import statistics
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from mcpkit.host import search, vocabulary
-from mcpkit.host.embeddings import EmbeddingUnavailable
+from mcpkit.host.embeddings import (
+    SERVER_WEIGHT,
+    Embedder,
+    EmbeddingRanker,
+    EmbeddingUnavailable,
+    MiniLM,
+)
 from mcpkit.host.rankers import make_ranker
-from mcpkit.host.search import BM25Ranker, HybridRanker, Scorer, ToolDoc
+from mcpkit.host.search import BM25Ranker, HybridRanker, ToolDoc
 
-#: Fusion constants the cross-validation chooses among (search.RRF_K is the default).
-RRF_CHOICES = (1, 2, 3, 5, 10, 20, 30, 60)
-FOLDS, SHUFFLES = 5, 3
+DEPTH = 10
+#: The server-stage weights the tune split chooses among (embeddings.SERVER_WEIGHT).
+CHOICES = (0.0, 0.25, 0.5, 0.75, 1.0, 1.5)
 
 Requests = list[dict[str, Any]]
+Splits = dict[str, Requests]
 
 
 def rank_of(keys: Sequence[str], labels: Sequence[str]) -> int | None:
     return next((i for i, k in enumerate(keys) if k in labels), None)
 
 
-def measure(ranks: Sequence[int | None], limit: int) -> tuple[float, float, float]:
-    """recall@1, recall@`limit`, MRR."""
+def figures(ranks: Sequence[int | None]) -> str:
     n = len(ranks) or 1
-    return (
-        sum(r == 0 for r in ranks) / n,
-        sum(r is not None and r < limit for r in ranks) / n,
-        sum(1 / (r + 1) for r in ranks if r is not None) / n,
+
+    def within(k: int) -> float:
+        return sum(r is not None and r < k for r in ranks) / n
+
+    mrr = sum(1 / (r + 1) for r in ranks if r is not None) / n
+    return f"{within(1):8.3f} {within(5):8.3f} {within(10):9.3f} {mrr:6.3f}"
+
+
+def ranks(ranker: search.Ranker, requests: Requests) -> list[int | None]:
+    return [
+        rank_of([h.key for h in ranker.search(r["request"], DEPTH)], r["tools"]) for r in requests
+    ]
+
+
+def line(name: str, ranker: search.Ranker, docs: Sequence[ToolDoc], splits: Splits) -> None:
+    ranker.index(docs)
+    for split, requests in splits.items():
+        print(f"  {name:<30}{split:<9}" + figures(ranks(ranker, requests)))
+
+
+def header(docs: Sequence[ToolDoc], splits: Splits) -> None:
+    sizes = ", ".join(f"{k} {len(v)}" for k, v in splits.items())
+    print(f"rankers over the host's {len(docs)} tool documents (requests: {sizes}):")
+    print(
+        f"  {'ranker':<30}{'split':<9}{'recall@1':>8} {'recall@5':>8} {'recall@10':>9} {'MRR':>6}"
     )
 
 
-def run(ranker: search.Ranker, docs: Sequence[ToolDoc], requests: Requests, limit: int) -> str:
-    start = time.perf_counter()
-    ranker.index(docs)
-    built = time.perf_counter() - start
-    ranks, elapsed = [], 0.0
-    for item in requests:
-        start = time.perf_counter()
-        hits = ranker.search(item["request"], limit)
-        elapsed += time.perf_counter() - start
-        ranks.append(rank_of([h.key for h in hits], item["tools"]))
-    r1, r5, mrr = measure(ranks, limit)
-    per_query = elapsed / max(1, len(requests)) * 1000
-    return f"{r1:8.3f} {r5:8.3f} {mrr:6.3f}   index {built:5.1f} s, query {per_query:5.1f} ms"
-
-
-def without_synonyms(docs: Sequence[ToolDoc], requests: Requests, limit: int) -> str:
-    saved = vocabulary.SYNONYMS, vocabulary.ABBREVIATIONS
-    vocabulary.SYNONYMS, vocabulary.ABBREVIATIONS = (), {}
-    try:
-        return run(BM25Ranker(), docs, requests, limit)
-    finally:
-        vocabulary.SYNONYMS, vocabulary.ABBREVIATIONS = saved
-
-
-def without_shapes(
-    make: Callable[[], search.Ranker], docs: Sequence[ToolDoc], requests: Requests, limit: int
-) -> str:
-    """`make()`'s ranker with no nouns inferred from identifier shapes (the analyzer reads
-    `vocabulary.IDENTIFIER_SHAPES` when it is made)."""
+def without_shapes(make: Callable[[], search.Ranker]) -> search.Ranker:
+    """`make()`'s ranker with no nouns inferred from identifier shapes."""
     saved = vocabulary.IDENTIFIER_SHAPES
     vocabulary.IDENTIFIER_SHAPES = ()
     try:
-        ranker = make()
+        return make()
     finally:
         vocabulary.IDENTIFIER_SHAPES = saved
-    return run(ranker, docs, requests, limit)
 
 
-def cross_validate(
-    parts: Sequence[Scorer], docs: Sequence[ToolDoc], requests: Requests, limit: int
-) -> tuple[float, list[int]]:
-    """recall@`limit` of the hybrid when each fold's `k` is the best on the other folds'
-    servers (a request belongs to the server of its first labelled tool)."""
-    fused: dict[float, list[int | None]] = {}
-    for k in RRF_CHOICES:
-        hybrid = HybridRanker(parts, k)
-        hybrid.index(docs)  # the embeddings come from the model's cache
-        fused[k] = [
-            rank_of([h.key for h in hybrid.search(item["request"], limit)], item["tools"])
-            for item in requests
-        ]
+def choose(model: Embedder, docs: Sequence[ToolDoc], tune: Requests) -> float:
+    """The server-stage weight with the best recall@5, then MRR, on the tune split."""
 
-    def hit(k: float, i: int) -> bool:
-        rank = fused[k][i]
-        return rank is not None and rank < limit
+    def score(weight: float) -> tuple[int, float]:
+        hybrid = HybridRanker([BM25Ranker(), EmbeddingRanker(model, weight)])
+        hybrid.index(docs)
+        found = ranks(hybrid, tune)
+        at5 = sum(r is not None and r < 5 for r in found)
+        mrr = sum(1 / (r + 1) for r in found if r is not None)
+        print(f"    tune, server weight {weight}: recall@5 {at5 / len(tune):.3f} "
+              f"MRR {mrr / len(tune):.3f}")  # fmt: skip
+        return at5, mrr
 
-    server_of = [item["tools"][0].split("__")[0] for item in requests]
-    servers = sorted(set(server_of))
-    found: list[bool] = []
-    chosen: list[int] = []
-    for shuffle in range(SHUFFLES):
-        order = servers[:]
-        random.Random(shuffle).shuffle(order)
-        for fold in range(FOLDS):
-            held = set(order[fold::FOLDS])
-            train = [i for i, s in enumerate(server_of) if s not in held]
-            test = [i for i, s in enumerate(server_of) if s in held]
-            # ties go to the larger k, the conventional side
-            best = max(RRF_CHOICES, key=lambda k: (sum(hit(k, i) for i in train), k))
-            chosen.append(best)
-            found.extend(hit(best, i) for i in test)
-    return sum(found) / len(found), chosen
+    scored = {weight: score(weight) for weight in CHOICES}
+    return max(CHOICES, key=lambda w: scored[w])
 
 
-def compare_rankers(docs: Sequence[ToolDoc], requests: Requests, limit: int) -> None:
-    print(f"rankers over the host's {len(docs)} tool documents ({len(requests)} requests):")
-    print(f"  {'ranker':<22}{'recall@1':>8} {'recall@' + str(limit):>8} {'MRR':>6}")
-    print(f"  {'bm25':<22}" + run(BM25Ranker(), docs, requests, limit))
-    print(f"  {'bm25, no synonyms':<22}" + without_synonyms(docs, requests, limit))
-    print(f"  {'bm25, no id shapes':<22}" + without_shapes(BM25Ranker, docs, requests, limit))
+def timings(docs: Sequence[ToolDoc], requests: Requests) -> None:
+    """Index cold and warm (a fresh model object each time, so only the disk remembers) and
+    the default ranker's query latency."""
+    with tempfile.TemporaryDirectory() as folder:
+        saved = os.environ.get("MCPKIT_EMBEDDING_CACHE")
+        os.environ["MCPKIT_EMBEDDING_CACHE"] = folder
+        try:
+            start = time.perf_counter()
+            model = MiniLM()
+            loaded = time.perf_counter() - start
+            built = []
+            for _ in range(2):
+                ranker = EmbeddingRanker(model if not built else MiniLM())
+                start = time.perf_counter()
+                ranker.index(docs)
+                built.append(time.perf_counter() - start)
+        finally:
+            if saved is None:
+                os.environ.pop("MCPKIT_EMBEDDING_CACHE")
+            else:
+                os.environ["MCPKIT_EMBEDDING_CACHE"] = saved
+    hybrid = make_ranker("auto")
+    start, started = time.perf_counter(), time.process_time()
+    hybrid.index(docs)
+    whole, whole_cpu = time.perf_counter() - start, time.process_time() - started
+    latencies, cpu = [], []
+    for item in requests:
+        start, started = time.perf_counter(), time.process_time()
+        hybrid.search(item["request"], DEPTH)
+        latencies.append((time.perf_counter() - start) * 1000)
+        cpu.append((time.process_time() - started) * 1000)
+    p50, p95 = statistics.median(latencies), statistics.quantiles(latencies, n=20)[-1]
+    c50, c95 = statistics.median(cpu), statistics.quantiles(cpu, n=20)[-1]
+    print(
+        f"index of {len(docs)} tools: embeddings cold {built[0]:.2f} s, warm {built[1]:.2f} s "
+        f"(model load {loaded:.2f} s); hybrid warm, BM25 included {whole:.2f} s "
+        f"({whole_cpu:.2f} s of CPU)"
+    )
+    print(
+        f"query latency (default ranker): p50 {p50:.1f} ms, p95 {p95:.1f} ms; CPU time "
+        f"p50 {c50:.1f} ms, p95 {c95:.1f} ms (load average {os.getloadavg()[0]:.1f})"
+    )
+
+
+def compare_rankers(docs: Sequence[ToolDoc], splits: Splits) -> None:
+    header(docs, splits)
+    line("bm25", BM25Ranker(), docs, splits)
+    line("bm25, no id shapes", without_shapes(BM25Ranker), docs, splits)
     try:
-        embedding = make_ranker("embeddings")
+        model = MiniLM.shared()
     except EmbeddingUnavailable as exc:
         print(f"  embeddings and hybrid: not run ({exc})")
         return
-    print(f"  {'embeddings':<22}" + run(embedding, docs, requests, limit))
-    hybrid = make_ranker("hybrid")
-    label = f"hybrid (RRF k={search.RRF_K})"
-    print(f"  {label:<22}" + run(hybrid, docs, requests, limit))
-    plain = without_shapes(lambda: make_ranker("hybrid"), docs, requests, limit)
-    print(f"  {'hybrid, no id shapes':<22}" + plain)
-    assert isinstance(hybrid, HybridRanker)
-    score, chosen = cross_validate(hybrid.rankers, docs, requests, limit)
-    print(
-        f"  hybrid, k chosen on held-out servers ({FOLDS} folds x {SHUFFLES}): recall@{limit} "
-        f"{score:.3f} (k chosen: {', '.join(str(k) for k in sorted(set(chosen)))})"
-    )
+    line("embeddings", EmbeddingRanker(model), docs, splits)
+    before = HybridRanker([BM25Ranker(), EmbeddingRanker(model, 0.0)])
+    line("hybrid, no server stage (old)", before, docs, splits)
+    line("hybrid (default)", make_ranker("hybrid"), docs, splits)
+    print("  the embeddings' server-stage weight, chosen on the tune split:")
+    weight = choose(model, docs, splits["tune"])
+    print(f"  chosen: {weight} (default embeddings.SERVER_WEIGHT: {SERVER_WEIGHT})")
+    timings(docs, [r for v in splits.values() for r in v])

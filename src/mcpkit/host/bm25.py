@@ -35,7 +35,7 @@ Stem = Callable[[list[str]], list[str]]
 
 
 class Index(Protocol):
-    def get_scores(self, words: list[str]) -> list[float]:
+    def get_scores(self, words: list[str]) -> Sequence[float]:
         """Every document's score for the query `words`, in corpus order."""
         ...
 
@@ -80,10 +80,11 @@ class _Bm25s:
         self._index.index([list(doc) for doc in corpus], show_progress=False)
         self._size = len(corpus)
 
-    def get_scores(self, words: list[str]) -> list[float]:
+    def get_scores(self, words: list[str]) -> Any:
+        """A numpy array (`BM25Ranker` adds them up as arrays)."""
         if not words:
             return [0.0] * self._size
-        return self._index.get_scores(words).tolist()  # type: ignore[no-any-return]
+        return self._index.get_scores(words)
 
 
 @functools.cache
@@ -93,6 +94,11 @@ def _module(name: str) -> Any | None:
         return __import__(name)
     except ImportError:
         return None
+
+
+def numpy() -> Any | None:
+    """numpy where installed (the `host` extra brings it), else None."""
+    return _module("numpy")
 
 
 def bm25_index(corpus: Sequence[Sequence[str]], *, k1: float = 1.2, b: float = 0.75) -> Index:

@@ -1,6 +1,7 @@
 """Where the host keeps its state by default: `$XDG_STATE_HOME/mcpkit/` (else
 `~/.local/state/mcpkit/`). Tool pins live here, not in a cache directory: clearing a cache
-must never silently re-pin a changed tool."""
+must never silently re-pin a changed tool. What can be computed again (tool-search vectors)
+lives in `$XDG_CACHE_HOME/mcpkit/` (else `~/.cache/mcpkit/`)."""
 
 from __future__ import annotations
 
@@ -10,4 +11,9 @@ from pathlib import Path
 
 def state_path(name: str) -> Path:
     base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local/state")
+    return Path(base) / "mcpkit" / name
+
+
+def cache_path(name: str) -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "mcpkit" / name
