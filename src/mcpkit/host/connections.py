@@ -24,6 +24,7 @@ from .link import ClientFeatures, ServerLink
 from .models.base import ModelAdapter
 from .naming import ToolNames
 from .pins import PinChange, ToolPins
+from .quarantine import batches, model_note
 from .retry import RetryPolicy
 
 if TYPE_CHECKING:
@@ -202,12 +203,8 @@ class Fleet:
                     f"The {link.name!r} server is unavailable (the host keeps reconnecting); "
                     "its tools are withdrawn until it is back."
                 )
-            for change in link.withheld:
-                out.append(
-                    f"The tool {change.tool!r} of the {link.name!r} server is withheld: its "
-                    "definition changed and awaits the user's approval."
-                )
-        return out
+        note = model_note(self.pending_changes())
+        return [*out, note] if note else out
 
     def pending_changes(self) -> list[PinChange]:
         """Changed tool definitions withheld now, awaiting the user's approval."""
@@ -218,6 +215,14 @@ class Fleet:
         return self.pins is not None and bool(
             self.pins.approve(change.server, change.tool, change.digest)
         )
+
+    def pins_approved(self, server: str) -> bool:
+        """Whether any tool of `server` was ever approved (False: seen for the first time)."""
+        return self.pins is None or self.pins.approved(server)
+
+    def questions(self) -> list[list[PinChange]]:
+        """What to ask the user about: a new server's whole catalogue at once (`batches`)."""
+        return batches(self.pending_changes(), self.pins_approved)
 
     async def close(self) -> None:
         self._started = False
