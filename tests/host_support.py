@@ -320,7 +320,7 @@ def web_for(cfg: HostConfig, api: FakeAPI, tmp_path: Path, **options: Any) -> An
     from mcpkit.host.web import WebHost
 
     provider = "anthropic" if api.path == api_path("anthropic") else "openai"
-    settings = settings_for(cfg, tmp_path)
+    settings = options.pop("settings", None) or settings_for(cfg, tmp_path)
     return WebHost(cfg, model=make_model(provider, api), settings=settings, **options)
 
 

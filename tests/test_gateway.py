@@ -72,7 +72,7 @@ async def test_every_primitive_is_namespaced() -> None:
 
 async def test_a_changed_tool_is_withheld_until_approved(tmp_path: Path) -> None:
     pins = tmp_path / "pins.json"
-    ToolPins(pins).review("app", [{"name": "echo", "description": "Echo the text, politely."}])
+    ToolPins(pins).pin("app", [{"name": "echo", "description": "Echo the text, politely."}])
     async with serving(build()) as url:
         cfg = config({"app": {"url": url, "trusted": True, "consent": {"allow": ["*"]}}})
         gateway = Gateway(cfg, host=HostSettings(pins=pins))

@@ -35,7 +35,7 @@ def gateway(name: str, entry: dict[str, Any], **host: Any) -> Gateway:
 async def test_gateway_runs_its_policies(tmp_path: Path) -> None:
     pins = tmp_path / "pins.json"
     # `order` was pinned with another definition: it is withheld until approved.
-    ToolPins(pins).review("shop", [{"name": "order", "description": "Order an item (old)."}])
+    ToolPins(pins).pin("shop", [{"name": "order", "description": "Order an item (old)."}])
     entry = {
         "command": sys.executable,
         "args": [SERVER],

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -112,6 +113,7 @@ async def test_a_renamed_tool_and_one_added_between_runs_are_withheld(tmp_path: 
         await h.agent().ask("hello")
         assert model.requests[-1][1] == ["drifting__poison"]  # `repeat` is `echo` renamed
         assert [c.tool for c in h.fleet.pending_changes()] == ["repeat"]
+    assert {e.tool for e in pins.entries() if e.digest} == {"echo", "poison"}  # old name kept
     async with host({"mcpServers": {"drifting": entry("poisoned")}}, pins, model) as h:
         await h.agent().ask("hello")
         assert model.requests[-1][1] == BASE
@@ -161,3 +163,56 @@ async def test_trust_new_tools_offers_additions_but_the_flag_hook_still_holds(
         assert "held for review: it addresses the model" in held.why
     [pending] = ToolPins(tmp_path / "pins.json").pending("drifting")
     assert pending.reason == "it addresses the model"  # another process sees why
+
+
+async def test_the_web_ui_approves_a_new_server_with_one_answer(tmp_path: Path) -> None:
+    import aiohttp
+
+    from mcpkit.host.models.none import NoModel
+    from mcpkit.host.web import WebHost
+
+    cfg = parse_config({"mcpServers": {"drifting": entry()}}, env={})
+    settings = HostSettings(pins=tmp_path / "pins.json")
+    async with (
+        WebHost(cfg, model=NoModel(), settings=settings) as web,
+        aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True)) as http,
+    ):
+        base = web.url.split("?")[0]
+        headers = {"X-MCPKit-CSRF": web.guard.csrf, "Origin": base.rstrip("/")}
+        async with http.get(web.url) as r:
+            assert r.status == 200
+        async with http.get(base + "api/state", headers=headers) as r:
+            [item] = (await r.json())["pins"]
+        assert item["server"] == "drifting" and item["new"]
+        assert [t["tool"] for t in item["tools"]] == ["echo", "poison"]
+        assert "echo: Echo the text." in item["diff"]
+        assert web.host.fleet.catalog() == []
+        stale = {"server": "drifting", "tools": [{"tool": "echo", "digest": "0"}]}
+        async with http.post(base + "api/pins/approve", json=stale, headers=headers) as r:
+            assert r.status == 404  # not what waits: nothing approved
+        shown = {"server": "drifting", "tools": item["tools"]}
+        async with http.post(base + "api/pins/approve", json=shown, headers=headers) as r:
+            assert r.status == 200 and (await r.json()) == {"approved": True}
+        await web.host.fleet.refresh()
+        assert sorted(t.name for t in web.host.fleet.catalog()) == BASE
+        assert web.pins() == []
+
+
+async def test_mcpkit_install_approve_pins_the_new_server_at_configuration_time(
+    tmp_path: Path,
+) -> None:
+    config = tmp_path / ".mcp.json"
+    proc = await asyncio.create_subprocess_exec(
+        *[sys.executable, "-m", "mcpkit.cli", "install", "mcp-json", SERVER],
+        *["--file", str(config), "--name", "drifting", "--approve"],
+        stderr=asyncio.subprocess.PIPE,
+        env={**os.environ, "XDG_STATE_HOME": str(tmp_path / "state")},
+    )
+    err = (await asyncio.wait_for(proc.communicate(), scaled(60)))[1].decode()
+    assert proc.returncode == 0, err
+    assert "approved the 2 tool(s) of 'drifting' for mcpkit hosts" in err
+    pins = ToolPins(tmp_path / "state/mcpkit/tool-pins.json")
+    model = Recording()
+    async with host(config, pins, model) as h:  # its first conversation has its tools
+        await h.agent().ask("hello")
+    assert model.requests[-1][1] == BASE

@@ -34,6 +34,7 @@ from host_support import (
     example_config,
     northwind_http,
     script,
+    settings_for,
     tool_names,
     web_for,
 )
@@ -434,12 +435,13 @@ async def test_side_panel_shows_supervision_and_approves_a_changed_tool(tmp_path
     from playwright.async_api import expect
 
     need_browser()
-    ToolPins(tmp_path / "pins.json").review("shipping", [{"name": "track_parcel", "title": "x"}])
+    ToolPins(tmp_path / "pins.json").pin("shipping", [{"name": "track_parcel", "title": "x"}])
     cfg = example_config({"PYTHON": sys.executable})
+    pinned = settings_for(cfg, tmp_path, pins=tmp_path / "pins.json")
     replies = script("anthropic", "Hello.", "Hello again.")
     async with (
         FakeAPI(api_path("anthropic"), replies) as api,
-        web_for(cfg, api, tmp_path, servers=["shipping"]) as web,
+        web_for(cfg, api, tmp_path, servers=["shipping"], settings=pinned) as web,
         browser_page() as page,
     ):
         await open_ui(page, web)
@@ -452,7 +454,7 @@ async def test_side_panel_shows_supervision_and_approves_a_changed_tool(tmp_path
         await expect(page.locator(".msg.assistant")).to_have_text("Hello.", timeout=WAIT)
 
         await pin.get_by_role("button", name="Approve the new definition").click()
-        await expect(page.locator("#pins")).to_contain_text("No changed definitions waiting.")
+        await expect(page.locator("#pins")).to_contain_text("No new or changed tools waiting.")
         (pid,) = child_pids("shipping_server.py")
         os.kill(pid, signal.SIGKILL)
         notes = page.locator(".note")

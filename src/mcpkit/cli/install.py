@@ -13,7 +13,9 @@ Each client keeps servers in its own file and shape (documented by each client):
 Other entries and keys in the file are kept; an entry of the same name is replaced. Files with
 comments or trailing commas (JSONC, as VS Code writes them) are read; as the rewrite is plain
 JSON, the original is kept beside it as `NAME.bak`. `mcpkit tools --config FILE` reads every
-file written here.
+file written here. `--approve` starts the server once and pins its tools in mcpkit's pin file
+(the written file's `host.pins`, else the state directory's), so that mcpkit's hosts offer
+them from the first conversation instead of withholding a new server's catalogue.
 """
 
 from __future__ import annotations
@@ -234,6 +236,12 @@ def install(
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Print the file and entry; write nothing.")
     ] = False,
+    approve: Annotated[
+        bool,
+        typer.Option(
+            "--approve", help="Approve its tools for mcpkit's hosts now (starts it once)."
+        ),
+    ] = False,
 ) -> None:
     """Add a server to Claude Desktop, Claude Code, Cursor, VS Code or an mcpServers file."""
     from .client_commands import option_pairs
@@ -260,3 +268,8 @@ def install(
         f"{verb} {entry_name!r} in {path}{kept}; restart {_TITLES[client.value]} to load it",
         err=True,
     )
+    if approve:  # the new server's catalogue, approved when it is configured (quarantine)
+        from .pins import approve_configured
+
+        count = approve_configured(path, entry_name)
+        typer.echo(f"approved the {count} tool(s) of {entry_name!r} for mcpkit hosts", err=True)

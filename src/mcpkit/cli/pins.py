@@ -91,6 +91,11 @@ def approve(
         typer.echo(f"approved {change.server}/{change.tool} ({change.digest})")
 
 
+def approve_configured(config: Path, server: str) -> int:
+    """`mcpkit install --approve`: pin the catalogue of the server just configured."""
+    return approve_catalogue(_pins(config, None), config, server)
+
+
 def approve_catalogue(store: ToolPins, config: Path | None, server: str) -> int:
     """Start the configured `server`, list its tools and pin them all (bulk approval when a
     server is configured, before any host sees it). Returns how many were pinned."""
