@@ -203,6 +203,17 @@ def _server_target(server: str) -> tuple[str | list[str], str]:
     return argv, Path(words[0] if words else argv[0]).stem
 
 
+FileOpt = Annotated[
+    Path | None, typer.Option("--file", help="Write this file instead (same shape).")
+]
+DryRunOpt = Annotated[
+    bool, typer.Option("--dry-run", help="Print the file and entry; write nothing.")
+]
+ApproveOpt = Annotated[
+    bool, typer.Option("--approve", help="Approve its tools for mcpkit's hosts now (starts it).")
+]
+
+
 def install(
     client: Annotated[ClientName, typer.Argument(help="The MCP client to configure.")],
     server: Annotated[
@@ -230,18 +241,9 @@ def install(
     scope: Annotated[
         Scope, typer.Option("--scope", help="user: the client's own file; project: this folder's.")
     ] = Scope.user,
-    file: Annotated[
-        Path | None, typer.Option("--file", help="Write this file instead (same shape).")
-    ] = None,
-    dry_run: Annotated[
-        bool, typer.Option("--dry-run", help="Print the file and entry; write nothing.")
-    ] = False,
-    approve: Annotated[
-        bool,
-        typer.Option(
-            "--approve", help="Approve its tools for mcpkit's hosts now (starts it once)."
-        ),
-    ] = False,
+    file: FileOpt = None,
+    dry_run: DryRunOpt = False,
+    approve: ApproveOpt = False,
 ) -> None:
     """Add a server to Claude Desktop, Claude Code, Cursor, VS Code or an mcpServers file."""
     from .client_commands import option_pairs
@@ -271,5 +273,4 @@ def install(
     if approve:  # the new server's catalogue, approved when it is configured (quarantine)
         from .pins import approve_configured
 
-        count = approve_configured(path, entry_name)
-        typer.echo(f"approved the {count} tool(s) of {entry_name!r} for mcpkit hosts", err=True)
+        approve_configured(path, entry_name)

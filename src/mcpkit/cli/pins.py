@@ -93,7 +93,9 @@ def approve(
 
 def approve_configured(config: Path, server: str) -> int:
     """`mcpkit install --approve`: pin the catalogue of the server just configured."""
-    return approve_catalogue(_pins(config, None), config, server)
+    count = approve_catalogue(_pins(config, None), config, server)
+    typer.echo(f"approved the {count} tool(s) of {server!r} for mcpkit hosts", err=True)
+    return count
 
 
 def approve_catalogue(store: ToolPins, config: Path | None, server: str) -> int:
