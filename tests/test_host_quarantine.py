@@ -7,8 +7,10 @@ between runs and while it runs (tests/servers/drifting_server.py)."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -56,17 +58,12 @@ def host(config: Path | dict[str, Any], pins: ToolPins | Path, model: Recording)
 
 
 async def mcpkit(*args: str) -> str:
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "mcpkit.cli",
-        *args,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
-    )
-    out = (await asyncio.wait_for(proc.communicate(), scaled(60)))[0].decode()
-    assert proc.returncode == 0, out
-    return out
+    """Run the CLI as the user would (another process); its output, stdout then stderr."""
+    argv = [sys.executable, "-m", "mcpkit.cli", *args]
+    run = functools.partial(subprocess.run, capture_output=True, text=True, timeout=scaled(60))
+    done = await asyncio.to_thread(run, argv)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout + done.stderr
 
 
 async def test_a_tool_added_while_the_server_runs_is_withheld_until_approved(
