@@ -218,10 +218,13 @@ async def test_the_chat_shows_servers_and_asks_to_approve_a_changed_tool(tmp_pat
         await host.fleet.refresh()
         assert [t.name for t in host.fleet.catalog()] == ["shipping__track_parcel"]
     out = console.export_text()
-    # 1 tool offered: reserve_replacement, for the parcel card app only (never to the model).
-    assert "shipping" in out and "ready" in out and "1, 1 withheld" in out
+    # track_parcel changed; reserve_replacement, for the parcel card app only, is new.
+    assert "shipping" in out and "ready" in out and "0, 2 withheld" in out
     assert "+title:" not in out and "-title:" in out and "+description:" in out
-    assert questions == ["Approve the new definition of shipping/track_parcel?"]
+    assert questions == [
+        "Approve the new definition of shipping/track_parcel?",
+        "Approve the new tool shipping/reserve_replacement?",  # the server was pinned before
+    ]
 
 
 async def test_mcpkit_host_without_a_terminal_denies_asks_and_audits(tmp_path: Path) -> None:

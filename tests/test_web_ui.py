@@ -447,13 +447,18 @@ async def test_side_panel_shows_supervision_and_approves_a_changed_tool(tmp_path
         await open_ui(page, web)
         server = page.locator('.srv[data-server="shipping"]')
         await expect(server.locator('[data-role="state"]')).to_have_text("ready", timeout=WAIT)
-        await expect(server).to_contain_text("1 withheld")
+        # track_parcel changed; reserve_replacement (the card's own tool) is new: never pinned.
+        await expect(server).to_contain_text("2 withheld")
         pin = page.locator('.pin[data-pin="shipping/track_parcel"]')
         await expect(pin).to_contain_text("+description:")  # the diff, pinned → now
+        added = page.locator('.pin[data-pin="shipping/reserve_replacement"]')
+        await expect(added).to_contain_text("is a new tool")
         await say(page, "Hi")
         await expect(page.locator(".msg.assistant")).to_have_text("Hello.", timeout=WAIT)
 
         await pin.get_by_role("button", name="Approve the new definition").click()
+        await expect(pin).to_have_count(0)
+        await added.get_by_role("button", name="Approve the new tool").click()
         await expect(page.locator("#pins")).to_contain_text("No new or changed tools waiting.")
         (pid,) = child_pids("shipping_server.py")
         os.kill(pid, signal.SIGKILL)
