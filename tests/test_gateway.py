@@ -74,8 +74,9 @@ async def test_a_changed_tool_is_withheld_until_approved(tmp_path: Path) -> None
     pins = tmp_path / "pins.json"
     ToolPins(pins).pin("app", [{"name": "echo", "description": "Echo the text, politely."}])
     async with serving(build()) as url:
-        cfg = config({"app": {"url": url, "trusted": True, "consent": {"allow": ["*"]}}})
-        gateway = Gateway(cfg, host=HostSettings(pins=pins))
+        # Its additions are trusted (offered on sight); a changed definition still waits.
+        app = {"url": url, "trusted": True, "trustNewTools": True, "consent": {"allow": ["*"]}}
+        gateway = Gateway(config({"app": app}), host=HostSettings(pins=pins))
         async with (
             serving(gateway) as front,
             Client(front) as client,

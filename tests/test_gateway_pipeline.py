@@ -42,6 +42,7 @@ async def test_gateway_runs_its_policies(tmp_path: Path) -> None:
         "hostOwned": {"customer_id": "C-7"},
         "timeouts": {"stall": 0.3},  # `stall` never answers: this always runs out
         "consent": {"allow": ["*"], "deny": ["wipe"]},
+        "trustNewTools": True,  # the other tools are offered on sight; `order` changed: it waits
     }
     cfg = parse_config({"mcpServers": {"shop": entry}}, env={})
     audit = tmp_path / "audit.jsonl"
