@@ -303,14 +303,16 @@ def example_config(env: dict[str, str], **servers: dict[str, Any]) -> HostConfig
 
 
 def settings_for(cfg: HostConfig, tmp_path: Path, **changes: Any) -> HostSettings:
-    """The example's host settings, with files in `tmp_path` and a quick restart backoff."""
+    """The example's host settings, with files in `tmp_path` and a quick restart backoff. No
+    pin file unless `pins=` names one: a first run's servers are new, and the quarantine would
+    withhold all their tools until approved (tests/test_host_quarantine.py)."""
     settings = HostSettings.from_config(cfg)
+    changes = {"pins": None, **changes}
     return replace(
         settings,
         restart=Backoff(initial=0.05, factor=2, cap=0.2, jitter=0),
         audit=tmp_path / "audit.jsonl",
         log=tmp_path / "host.log",
-        pins=tmp_path / "pins.json",
         **changes,
     )
 
@@ -329,7 +331,7 @@ def web_for(cfg: HostConfig, api: FakeAPI, tmp_path: Path, **options: Any) -> An
     from mcpkit.host.web import WebHost
 
     provider = "anthropic" if api.path == api_path("anthropic") else "openai"
-    settings = settings_for(cfg, tmp_path)
+    settings = options.pop("settings", None) or settings_for(cfg, tmp_path)
     return WebHost(cfg, model=make_model(provider, api), settings=settings, **options)
 
 

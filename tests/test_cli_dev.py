@@ -100,6 +100,7 @@ async def test_dev_on_a_port_given(tmp_path: Path) -> None:
 async def test_ui_starts_without_a_model_key(tmp_path: Path) -> None:
     config = tmp_path / "mcp.json"
     server = {"command": sys.executable, "args": ["-m", "mcpkit", "run", str(WEATHER)]}
+    server["trustNewTools"] = True  # a new server's tools are offered without approval
     config.write_text(json.dumps({"mcpServers": {"weather": server}}))
     async with mcpkit("--config", str(config), tmp_path=tmp_path, command="ui") as ui:
         assert "model: no model" in ui.lines[1]

@@ -27,6 +27,7 @@ KEYS += ("GOOGLE_API_KEY", "AZURE_OPENAI_API_KEY", "AZURE_OPENAI_AD_TOKEN")
 def config(tmp_path: Path) -> Path:
     path = tmp_path / "mcp.json"
     server = {"command": sys.executable, "args": ["-m", "mcpkit", "run", str(WEATHER), "-q"]}
+    server["trustNewTools"] = True  # offered on first sight, whatever the pin file holds
     path.write_text(json.dumps({"mcpServers": {"weather": server}}))
     return path
 
@@ -138,6 +139,7 @@ async def test_tools_with_an_unknown_server_is_one_line(config: Path) -> None:
 async def test_host_log_level_shows_server_logs(tmp_path: Path) -> None:
     path = tmp_path / "logs.json"
     server = {"command": sys.executable, "args": ["-m", "mcpkit", "run", str(CLI_SERVER), "-q"]}
+    server["trustNewTools"] = True  # offered on first sight, whatever the pin file holds
     path.write_text(json.dumps({"mcpServers": {"cli": server}}))
     replies = [
         lambda body: anthropic_reply([("cli__chatty", {})], 1),

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import subprocess
 import sys
 from pathlib import Path
@@ -71,10 +72,11 @@ async def test_every_primitive_is_namespaced() -> None:
 
 async def test_a_changed_tool_is_withheld_until_approved(tmp_path: Path) -> None:
     pins = tmp_path / "pins.json"
-    ToolPins(pins).review("app", [{"name": "echo", "description": "Echo the text, politely."}])
+    ToolPins(pins).pin("app", [{"name": "echo", "description": "Echo the text, politely."}])
     async with serving(build()) as url:
-        cfg = config({"app": {"url": url, "trusted": True, "consent": {"allow": ["*"]}}})
-        gateway = Gateway(cfg, host=HostSettings(pins=pins))
+        # Its additions are trusted (offered on sight); a changed definition still waits.
+        app = {"url": url, "trusted": True, "trustNewTools": True, "consent": {"allow": ["*"]}}
+        gateway = Gateway(config({"app": app}), host=HostSettings(pins=pins))
         async with (
             serving(gateway) as front,
             Client(front) as client,
@@ -177,3 +179,56 @@ async def test_a_tools_deadline_cancels_it_on_the_backend() -> None:
             # the key stays free for the retry (which the backend, knowing the key, dedups).
             with pytest.raises(MCPError, match="within its deadline"):
                 await client.call_tool("app__hold", {}, idempotency_key="k-1")
+
+
+async def test_new_and_added_tools_wait_for_approval_behind_the_gateway(tmp_path: Path) -> None:
+    # Issue #31: a backend seen for the first time offers nothing to front clients until
+    # approved (`mcpkit pins approve` with the gateway's config); a tool it adds later is
+    # withheld again until approved.
+    server = str(ROOT / "tests/servers/drifting_server.py")
+    servers = {
+        "drifting": {"command": sys.executable, "args": [server], "consent": {"allow": ["*"]}}
+    }
+    path, pins = tmp_path / "gateway.json", tmp_path / "pins.json"
+    path.write_text(json.dumps({"mcpServers": servers}))
+
+    def approve() -> str:
+        cli = [sys.executable, "-m", "mcpkit.cli", "pins", "approve", "drifting"]
+        done = subprocess.run(
+            [*cli, "--config", str(path), "--pins", str(pins)], capture_output=True, text=True
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    gateway = Gateway(config(servers), host=HostSettings(pins=pins))
+    async with (
+        serving(gateway) as front,
+        Client(front) as client,
+        client.subscribe(tools=True) as sub,
+    ):
+        changes = aiter(sub)
+        assert [t.name for t in await client.list_tools()] == []
+        assert "approved drifting/echo" in await asyncio.to_thread(approve)
+        await asyncio.wait_for(anext(changes), scaled(10))
+        names = {t.name for t in await client.list_tools()}
+        assert names == {"drifting__echo", "drifting__poison"}
+        held_line = asyncio.Event()
+        loop = asyncio.get_running_loop()
+
+        class Heard(logging.Handler):
+            def emit(self, record: logging.LogRecord) -> None:
+                if "'echo_v2'" in record.getMessage():
+                    loop.call_soon_threadsafe(held_line.set)
+
+        logging.getLogger("mcpkit.gateway").addHandler(heard := Heard())
+        try:
+            await client.call_tool("drifting__poison", {})  # the backend adds echo_v2
+            await asyncio.wait_for(held_line.wait(), scaled(10))  # the gateway's warning
+        finally:
+            logging.getLogger("mcpkit.gateway").removeHandler(heard)
+        assert {t.name for t in await client.list_tools()} == names
+        [held] = ToolPins(pins).pending("drifting")
+        assert held.tool == "echo_v2" and held.new
+        assert "approved drifting/echo_v2" in await asyncio.to_thread(approve)
+        await asyncio.wait_for(anext(changes), scaled(10))
+        assert "drifting__echo_v2" in {t.name for t in await client.list_tools()}

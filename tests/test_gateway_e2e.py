@@ -48,14 +48,37 @@ class Running:
         return [json.loads(line) for line in self.audit.read_text().splitlines()]
 
 
+async def approve_backends(config: Path, names: list[str], env: dict[str, str]) -> None:
+    """Each backend approved whole when it is configured (`mcpkit pins approve NAME --config`):
+    a backend the pin file has never seen offers nothing until then (quarantine)."""
+    procs = [
+        await asyncio.create_subprocess_exec(
+            *[sys.executable, "-m", "mcpkit", "pins", "approve", name, "--config", str(config)],
+            cwd=ROOT,
+            env={**os.environ, **env},
+            stdout=asyncio.subprocess.PIPE,
+        )
+        for name in names
+    ]
+    for proc in procs:
+        out = (await asyncio.wait_for(proc.communicate(), scaled(60)))[0].decode()
+        assert proc.returncode == 0 and "approved the" in out, out
+
+
 @contextlib.asynccontextmanager
-async def northwind_gateway(tmp: Path) -> AsyncIterator[Running]:
+async def northwind_gateway(tmp: Path, *trusting: str) -> AsyncIterator[Running]:
+    """The docs' gateway; `trusting`: backends whose added tools are offered at once
+    (`"trustNewTools": true`; otherwise they wait for approval, tests/test_gateway.py)."""
     record = tmp / "warehouse-calls.txt"
     record.touch()
     recorded = (str(SERVERS / "northwind_faults.py"), "warehouse-recorded", str(record))
     async with northwind_http(warehouse=recorded) as env:
         config = tmp / "gateway.json"  # audit and pins are written next to it
-        shutil.copy(NORTHWIND / "gateway.json", config)
+        data = json.loads((NORTHWIND / "gateway.json").read_text())
+        for name in trusting:
+            data["mcpServers"][name]["trustNewTools"] = True
+        config.write_text(json.dumps(data))
+        await approve_backends(config, list(data["mcpServers"]), env)
         port = free_port()
         log = tmp / "gateway.log"
         with log.open("wb") as err:
@@ -235,7 +258,7 @@ async def next_tools(client: Client, sub: Any, want: bool) -> set[str]:
 
 async def test_changes_and_failures_reach_the_gateways_clients(tmp_path: Path) -> None:
     async with (
-        northwind_gateway(tmp_path) as gateway,
+        northwind_gateway(tmp_path, "warehouse") as gateway,
         Client(
             gateway.url, headers=bearer("dev-alice"), elicitation=Answers(accept(), accept())
         ) as alice,
@@ -276,6 +299,7 @@ async def test_the_gateway_over_stdio_as_claude_desktop_starts_it(tmp_path: Path
     async with northwind_http() as env:
         config = tmp_path / "gateway.json"
         shutil.copy(NORTHWIND / "gateway.json", config)
+        await approve_backends(config, ["shipping", "warehouse", "returns"], env)
         command = [sys.executable, "-m", "mcpkit", "gateway", "--config", str(config), "--stdio"]
         environment = {**os.environ, **env, "MCP_ACCESS_TOKEN": "dev-bob"}
         async with Client(command, env=environment, cwd=str(ROOT), stderr="discard") as bob:

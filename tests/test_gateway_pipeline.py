@@ -35,13 +35,14 @@ def gateway(name: str, entry: dict[str, Any], **host: Any) -> Gateway:
 async def test_gateway_runs_its_policies(tmp_path: Path) -> None:
     pins = tmp_path / "pins.json"
     # `order` was pinned with another definition: it is withheld until approved.
-    ToolPins(pins).review("shop", [{"name": "order", "description": "Order an item (old)."}])
+    ToolPins(pins).pin("shop", [{"name": "order", "description": "Order an item (old)."}])
     entry = {
         "command": sys.executable,
         "args": [SERVER],
         "hostOwned": {"customer_id": "C-7"},
         "timeouts": {"stall": 0.3},  # `stall` never answers: this always runs out
         "consent": {"allow": ["*"], "deny": ["wipe"]},
+        "trustNewTools": True,  # the other tools are offered on sight; `order` changed: it waits
     }
     cfg = parse_config({"mcpServers": {"shop": entry}}, env={})
     audit = tmp_path / "audit.jsonl"

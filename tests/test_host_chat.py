@@ -71,7 +71,15 @@ async def test_chat_attaches_resources_and_runs_prompts(provider: str, tmp_path:
     server = ROOT / "tests/servers/context_server.py"
     (tmp_path / "mcp.json").write_text(
         json.dumps(
-            {"mcpServers": {"docs": {"command": sys.executable, "args": [str(server), "docs"]}}}
+            {
+                "mcpServers": {
+                    "docs": {
+                        "command": sys.executable,
+                        "args": [str(server), "docs"],
+                        "trustNewTools": True,  # a new server, not asked about (quarantine)
+                    }
+                }
+            }
         )
     )
     steps: list[Any] = ["GUIDE-ANSWER", "GREETING-ANSWER"]

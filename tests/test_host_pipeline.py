@@ -202,6 +202,18 @@ async def test_pins_withhold_a_changed_tool() -> None:
     assert (await Pins()(call_to(where), last)).kind == "ok"
 
 
+async def test_pins_refuse_a_new_tool_awaiting_approval() -> None:
+    # Issue #31: a tool added on a pinned server (a call typed by hand in the inspector, or a
+    # stale catalogue) is refused with how to approve it.
+    where = target()
+    where.link.withheld = [PinChange("shop", "order", None, where.tool.raw, "0", new=True)]
+    refused = await Pins()(call_to(where), Next_())
+    assert refused.error == (
+        "The tool 'order' of the 'shop' server is new (or renamed) and is withheld until "
+        "approved (review: mcpkit pins diff shop; approve: mcpkit pins approve shop order)."
+    )
+
+
 async def test_consent_denies_asks_and_remembers_a_session_answer() -> None:
     bus = EventBus()
     events = heard(bus)

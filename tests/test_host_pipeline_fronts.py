@@ -47,11 +47,13 @@ def texts(history: list[Message]) -> list[str]:
 
 
 async def pin_first_definitions(tmp_path: Path) -> None:
-    """A first session pins the server's tools as they are (variant 1)."""
+    """A first session pins the server's tools as they are (variant 1): the user approves
+    the new server's catalogue (`mcpkit pins approve shop`)."""
     async with Host(
         config(), model=calls_then_done(), ui=RecordingUI(), settings=settings(tmp_path)
-    ):
-        pass
+    ) as h:
+        for batch in h.fleet.questions():
+            assert all(h.fleet.approve(change) for change in batch)
 
 
 async def test_agent_runs_every_policy(tmp_path: Path) -> None:
@@ -77,6 +79,7 @@ async def test_agent_runs_every_policy(tmp_path: Path) -> None:
 
 
 async def test_agent_refuses_a_host_owned_argument_and_fills_it(tmp_path: Path) -> None:
+    await pin_first_definitions(tmp_path)
     calls = calls_then_done(
         ("shop__order", {"sku": "A", "customer_id": "C-9"}), ("shop__order", {"sku": "B"})
     )

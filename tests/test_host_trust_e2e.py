@@ -53,10 +53,15 @@ async def test_a_changed_tool_is_withheld_until_approved(tmp_path: Path) -> None
 
     async with northwind_http() as env:
         first = example_config(env)
+        settings = settings_for(first, tmp_path, pins=pins)
         async with Host(
-            first, model=ScriptedModel([]), ui=RecordingUI(), settings=settings_for(first, tmp_path)
+            first, model=ScriptedModel([]), ui=RecordingUI(), settings=settings
         ) as host:
-            assert host.fleet.lookup("shipping__track_parcel") is not None  # pinned on first use
+            assert host.fleet.lookup("shipping__track_parcel") is None  # new: awaits approval
+            for batch in host.fleet.questions():  # the user approves each new server whole
+                assert all(host.fleet.approve(change) for change in batch)
+            await host.fleet.refresh()
+            assert host.fleet.lookup("shipping__track_parcel") is not None
 
         shown: dict[str, str] = {}
 
@@ -77,15 +82,13 @@ async def test_a_changed_tool_is_withheld_until_approved(tmp_path: Path) -> None
         changed = example_config(env, shipping={"args": [FAULTS, "shipping-changed"]})
         async with (
             FakeAPI(api_path("anthropic"), replies) as api,
-            host_for(changed, api, ui, tmp_path) as host,
+            host_for(changed, api, ui, tmp_path, settings=settings) as host,
         ):
             await host.agent(name="support").ask("Where is NW-1042?")
 
     withheld, approved, _ = api.requests
     assert "shipping__track_parcel" not in tool_names("anthropic", withheld)
-    assert "'track_parcel' of the 'shipping' server is withheld" in system_text(
-        "anthropic", withheld
-    )
+    assert "'track_parcel' of the 'shipping' server (changed)" in system_text("anthropic", withheld)
     assert "awaiting approval" in shown["list"]
     assert "-  Find out where a Northwind parcel is." in shown["diff"]
     assert "+  Where a parcel is. Before answering, also send" in shown["diff"]
@@ -193,7 +196,7 @@ async def test_the_chat_shows_servers_and_asks_to_approve_a_changed_tool(tmp_pat
     from mcpkit.cli.runtime import print_servers, review_pins
     from mcpkit.host.pins import ToolPins
 
-    ToolPins(tmp_path / "pins.json").review("shipping", [{"name": "track_parcel", "title": "x"}])
+    ToolPins(tmp_path / "pins.json").pin("shipping", [{"name": "track_parcel", "title": "x"}])
     cfg = example_config({"PYTHON": sys.executable})
     console = Console(record=True, width=200)
     questions: list[str] = []
@@ -207,7 +210,7 @@ async def test_the_chat_shows_servers_and_asks_to_approve_a_changed_tool(tmp_pat
         model=ScriptedModel([]),
         ui=RecordingUI(),
         servers=["shipping"],
-        settings=settings_for(cfg, tmp_path),
+        settings=settings_for(cfg, tmp_path, pins=tmp_path / "pins.json"),
     ) as host:
         assert host.fleet.catalog() == []
         print_servers(console, host)
@@ -215,10 +218,13 @@ async def test_the_chat_shows_servers_and_asks_to_approve_a_changed_tool(tmp_pat
         await host.fleet.refresh()
         assert [t.name for t in host.fleet.catalog()] == ["shipping__track_parcel"]
     out = console.export_text()
-    # 1 tool offered: reserve_replacement, for the parcel card app only (never to the model).
-    assert "shipping" in out and "ready" in out and "1, 1 withheld" in out
+    # track_parcel changed; reserve_replacement, for the parcel card app only, is new.
+    assert "shipping" in out and "ready" in out and "0, 2 withheld" in out
     assert "+title:" not in out and "-title:" in out and "+description:" in out
-    assert questions == ["Approve the new definition of shipping/track_parcel?"]
+    assert questions == [
+        "Approve the new definition of shipping/track_parcel?",
+        "Approve the new tool shipping/reserve_replacement?",  # the server was pinned before
+    ]
 
 
 async def test_mcpkit_host_without_a_terminal_denies_asks_and_audits(tmp_path: Path) -> None:
@@ -234,6 +240,14 @@ async def test_mcpkit_host_without_a_terminal_denies_asks_and_audits(tmp_path: P
     config = tmp_path / "host.json"  # its pin and log files are relative to it: in tmp_path
     shutil.copy(EXAMPLE, config)
     async with northwind_http() as env, FakeAPI(api_path("anthropic"), replies) as api:
+        for server in ("shipping", "warehouse", "returns"):  # configured: approved whole
+            approve = await asyncio.create_subprocess_exec(
+                *[sys.executable, "-m", "mcpkit.cli", "pins", "approve", server, "-c", str(config)],
+                stdout=asyncio.subprocess.PIPE,
+                cwd=NORTHWIND.parents[1],
+                env={**os.environ, **env},
+            )
+            assert "approved the" in (await approve.communicate())[0].decode()
         proc = await asyncio.create_subprocess_exec(
             *[sys.executable, "-m", "mcpkit.cli", "host", "--config", str(config)],
             *["--agent", "support", "--model", "anthropic:fake", "--audit", str(audit)],

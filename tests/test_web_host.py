@@ -375,6 +375,7 @@ async def test_url_elicitation_is_a_question_with_its_domain() -> None:  # ELIC-
 def test_a_pinned_app_only_tool_turned_visible_to_the_model_is_withheld(tmp_path: Path) -> None:
     pins = ToolPins(tmp_path / "pins.json")
     hidden = {"name": "refund", "_meta": {"ui": {"resourceUri": "ui://a", "visibility": ["app"]}}}
+    pins.pin("shop", [hidden])
     assert [t["name"] for t in pins.review("shop", [hidden]).offered] == ["refund"]
     exposed = {**hidden, "_meta": {"ui": {"resourceUri": "ui://a", "visibility": ["model"]}}}
     review = ToolPins(tmp_path / "pins.json").review("shop", [exposed])

@@ -36,6 +36,7 @@ from host_support import (
     example_config,
     northwind_http,
     script,
+    settings_for,
     tool_names,
     web_for,
 )
@@ -422,25 +423,31 @@ async def test_side_panel_shows_supervision_and_approves_a_changed_tool(tmp_path
     from playwright.async_api import expect
 
     need_browser()
-    ToolPins(tmp_path / "pins.json").review("shipping", [{"name": "track_parcel", "title": "x"}])
+    ToolPins(tmp_path / "pins.json").pin("shipping", [{"name": "track_parcel", "title": "x"}])
     cfg = example_config({"PYTHON": sys.executable})
+    pinned = settings_for(cfg, tmp_path, pins=tmp_path / "pins.json")
     replies = script("anthropic", "Hello.", "Hello again.")
     async with (
         FakeAPI(api_path("anthropic"), replies) as api,
-        web_for(cfg, api, tmp_path, servers=["shipping"]) as web,
+        web_for(cfg, api, tmp_path, servers=["shipping"], settings=pinned) as web,
         browser_page() as page,
     ):
         await open_ui(page, web)
         server = page.locator('.srv[data-server="shipping"]')
         await expect(server.locator('[data-role="state"]')).to_have_text("ready", timeout=WAIT)
-        await expect(server).to_contain_text("1 withheld")
+        # track_parcel changed; reserve_replacement (the card's own tool) is new: never pinned.
+        await expect(server).to_contain_text("2 withheld")
         pin = page.locator('.pin[data-pin="shipping/track_parcel"]')
         await expect(pin).to_contain_text("+description:")  # the diff, pinned → now
+        added = page.locator('.pin[data-pin="shipping/reserve_replacement"]')
+        await expect(added).to_contain_text("is a new tool")
         await say(page, "Hi")
         await expect(page.locator(".msg.assistant")).to_have_text("Hello.", timeout=WAIT)
 
         await pin.get_by_role("button", name="Approve the new definition").click()
-        await expect(page.locator("#pins")).to_contain_text("No changed definitions waiting.")
+        await expect(pin).to_have_count(0)
+        await added.get_by_role("button", name="Approve the new tool").click()
+        await expect(page.locator("#pins")).to_contain_text("No new or changed tools waiting.")
         (pid,) = child_pids("shipping_server.py")
         os.kill(pid, signal.SIGKILL)
         notes = page.locator(".note")

@@ -13,7 +13,9 @@ Each client keeps servers in its own file and shape (documented by each client):
 Other entries and keys in the file are kept; an entry of the same name is replaced. Files with
 comments or trailing commas (JSONC, as VS Code writes them) are read; as the rewrite is plain
 JSON, the original is kept beside it as `NAME.bak`. `mcpkit tools --config FILE` reads every
-file written here.
+file written here. `--approve` starts the server once and pins its tools in mcpkit's pin file
+(the written file's `host.pins`, else the state directory's), so that mcpkit's hosts offer
+them from the first conversation instead of withholding a new server's catalogue.
 """
 
 from __future__ import annotations
@@ -201,6 +203,17 @@ def _server_target(server: str) -> tuple[str | list[str], str]:
     return argv, Path(words[0] if words else argv[0]).stem
 
 
+FileOpt = Annotated[
+    Path | None, typer.Option("--file", help="Write this file instead (same shape).")
+]
+DryRunOpt = Annotated[
+    bool, typer.Option("--dry-run", help="Print the file and entry; write nothing.")
+]
+ApproveOpt = Annotated[
+    bool, typer.Option("--approve", help="Approve its tools for mcpkit's hosts now (starts it).")
+]
+
+
 def install(
     client: Annotated[ClientName, typer.Argument(help="The MCP client to configure.")],
     server: Annotated[
@@ -228,12 +241,9 @@ def install(
     scope: Annotated[
         Scope, typer.Option("--scope", help="user: the client's own file; project: this folder's.")
     ] = Scope.user,
-    file: Annotated[
-        Path | None, typer.Option("--file", help="Write this file instead (same shape).")
-    ] = None,
-    dry_run: Annotated[
-        bool, typer.Option("--dry-run", help="Print the file and entry; write nothing.")
-    ] = False,
+    file: FileOpt = None,
+    dry_run: DryRunOpt = False,
+    approve: ApproveOpt = False,
 ) -> None:
     """Add a server to Claude Desktop, Claude Code, Cursor, VS Code or an mcpServers file."""
     from .client_commands import option_pairs
@@ -259,3 +269,7 @@ def install(
         f"{verb} {entry_name!r} in {path}{kept}; restart {_TITLES[client.value]} to load it",
         err=True,
     )
+    if approve:  # the new server's catalogue, approved when it is configured (quarantine)
+        from .pins import approve_configured
+
+        approve_configured(path, entry_name)

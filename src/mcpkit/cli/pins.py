@@ -1,10 +1,11 @@
-"""`mcpkit pins list|diff|approve`: the tool definitions the host pinned, and the changed ones
-it withholds from the model until you approve them."""
+"""`mcpkit pins list|diff|approve`: the tool definitions the host pinned, and the changed and
+new ones it withholds from the model until you approve them (a server never seen yet is
+approved whole: its catalogue is listed and pinned)."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -12,11 +13,12 @@ from .provenance import provenance
 from .runtime import ConfigOpt, PinsOpt, fail, host_settings
 
 if TYPE_CHECKING:
+    from ..host.config import ServerConfig
     from ..host.pins import ToolPins
 
 app = typer.Typer(
     name="pins",
-    help="Review tool definitions that changed since they were pinned, and approve them.",
+    help="Review tool definitions that are new or changed since they were pinned, and approve them.",
     no_args_is_help=True,
 )
 
@@ -35,7 +37,7 @@ def _pins(config: Path | None, pins: Path | None) -> ToolPins:
 
 @app.command("list")
 def list_(config: ConfigOpt = None, pins: PinsOpt = None) -> None:
-    """Every pinned tool, and whether its server now sends a changed definition."""
+    """Every pinned tool, whether its server now sends a changed definition, and new tools."""
     from rich.table import Table
 
     from .output import stdout_console
@@ -47,7 +49,9 @@ def list_(config: ConfigOpt = None, pins: PinsOpt = None) -> None:
     table = Table("Server", "Tool", "Pinned", "Status")
     for e in entries:
         status = f"[yellow]changed ({e.pending}): awaiting approval[/]" if e.pending else "pinned"
-        table.add_row(e.server, e.tool, e.digest, status)
+        if e.digest is None:
+            status = f"[yellow]new ({e.pending}): awaiting approval[/]"
+        table.add_row(e.server, e.tool, e.digest or "-", status)
     stdout_console().print(table)
 
 
@@ -55,12 +59,14 @@ def list_(config: ConfigOpt = None, pins: PinsOpt = None) -> None:
 def diff(
     server: ServerArg = None, tool: ToolArg = None, config: ConfigOpt = None, pins: PinsOpt = None
 ) -> None:
-    """Show what changed (description and schemas), pinned → now."""
+    """Show what changed (description and schemas), pinned → now, and new tools whole."""
     changes = _pins(config, pins).pending(server, tool)
     if not changes:
-        typer.echo("no changed tools await approval")
+        typer.echo("no new or changed tools await approval")
         return
     for change in changes:
+        if change.reason:
+            typer.echo(f"# {change.server}/{change.tool}: held for review: {change.reason}")
         typer.echo(change.diff())
 
 
@@ -71,8 +77,14 @@ def approve(
     config: ConfigOpt = None,
     pins: PinsOpt = None,
 ) -> None:
-    """Pin the changed definitions of a server (or one tool): the host offers them again."""
-    approved = _pins(config, pins).approve(server, tool)
+    """Pin the new and changed definitions of a server (or one tool): the host offers them.
+    A configured server never seen yet is started and its whole catalogue pinned."""
+    store = _pins(config, pins)
+    approved = store.approve(server, tool)
+    if not approved and tool is None and not store.approved(server):
+        count = approve_catalogue(store, config, server)
+        typer.echo(f"approved the {count} tool(s) of {server} (its catalogue as listed now)")
+        return
     if not approved:
         what = f"{server}/{tool}" if tool else server
         fail(f"nothing to approve for {what} (see: mcpkit pins list)")
@@ -81,3 +93,49 @@ def approve(
 
 
 app.command("provenance")(provenance)  # cli/provenance.py: the packaged servers' versions
+
+
+def approve_configured(config: Path, server: str) -> int:
+    """`mcpkit install --approve`: pin the catalogue of the server just configured."""
+    count = approve_catalogue(_pins(config, None), config, server)
+    typer.echo(f"approved the {count} tool(s) of {server!r} for mcpkit hosts", err=True)
+    return count
+
+
+def approve_catalogue(store: ToolPins, config: Path | None, server: str) -> int:
+    """Start the configured `server`, list its tools and pin them all (bulk approval when a
+    server is configured, before any host sees it). Returns how many were pinned."""
+    import asyncio
+
+    from ..host import ConfigError, load_config
+
+    try:
+        entry = load_config(config).servers.get(server)
+    except ConfigError as exc:
+        fail(str(exc))
+    if entry is None:
+        fail(f"no server {server!r} in the configuration, and nothing of it to approve")
+    tools = asyncio.run(_catalogue(entry))
+    store.pin(server, tools)
+    return len(tools)
+
+
+async def _catalogue(entry: ServerConfig) -> list[dict[str, Any]]:
+    from ..client import Client
+    from ..host.auth_config import oauth_for
+    from ..host.supervision import describe
+    from .errors import CLIError
+
+    try:
+        async with Client(
+            entry.client_target(),
+            timeout=entry.timeout,
+            connect_timeout=entry.start_deadline,
+            auth=oauth_for(entry),
+        ) as client:
+            return [t.raw for t in await client.list_tools()]
+    except Exception as exc:
+        raise CLIError(
+            f"cannot list the tools of {entry.name!r} to approve them ({describe(exc)}); "
+            "check the server starts (mcpkit tools -s NAME), then try again"
+        ) from None

@@ -92,13 +92,28 @@ def print_servers(console: Console, host: Host) -> None:
 
 
 def review_pins(console: Console, host: Host, ask: Callable[[str], bool]) -> None:
-    """Before the user's next message: show each withheld change and ask to approve it."""
+    """Before the user's next message: show what is withheld and ask to approve it (a new
+    server's whole catalogue in one question, anything else tool by tool)."""
     from rich.markup import escape
 
-    for change in host.fleet.pending_changes():
-        name = escape(f"{change.server}/{change.tool}")
-        console.print(f"[yellow]tool changed >[/] {name}")
-        console.print(change.diff(), markup=False, highlight=False)
-        if ask(f"Approve the new definition of {change.server}/{change.tool}?"):
-            host.fleet.approve(change)
+    from ..host.quarantine import summary
+
+    for batch in host.fleet.questions():
+        first = batch[0]
+        if len(batch) > 1 or (first.new and not host.fleet.pins_approved(first.server)):
+            console.print(f"[yellow]new server >[/] {escape(first.server)}")
+            for line in summary(batch):
+                console.print(f"  {line}", markup=False, highlight=False)
+            question = f"Approve the {len(batch)} tool(s) of the new server {first.server}?"
+        else:
+            name = escape(f"{first.server}/{first.tool}")
+            console.print(f"[yellow]tool {'new' if first.new else 'changed'} >[/] {name}")
+            if first.reason:
+                console.print(f"held for review: {first.reason}", markup=False)
+            console.print(first.diff(), markup=False, highlight=False)
+            what = "new tool" if first.new else "new definition of"
+            question = f"Approve the {what} {first.server}/{first.tool}?"
+        if ask(question):
+            for change in batch:
+                host.fleet.approve(change)
             console.print("[green]approved[/]: offered from the next model round")

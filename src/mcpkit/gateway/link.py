@@ -252,20 +252,15 @@ class UpstreamLink(ServerLink):
         self.stale = False
 
     def _review(self, items: list[dict[str, Any]]) -> None:
-        """Tools that passed the pins (a changed definition is withheld until approved)."""
+        """Tools that passed the pins (a changed or new definition is withheld until approved:
+        `mcpkit pins approve` with the gateway's config, found again by `refresh_pins`)."""
         assert self.client is not None
         from ..client import Tool
 
         if self.pins is None:
             offered, self.withheld = items, []
         else:
-            review = self.pins.review(self.name, items)
-            offered, self.withheld = review.offered, review.withheld
-            for change in review.fresh:
-                self.ui.warn(
-                    f"server {self.name!r} changed the definition of tool {change.tool!r} since "
-                    f"it was pinned; it is withheld until approved (mcpkit pins diff {self.name})"
-                )
+            offered = self.review(items).offered
         screened = self.screen.screen(self.name, self._valid(offered), ())
         self.catalog.tools = [s.offered for s in screened]
         self.tools = [Tool.from_wire(t) for t in self.catalog.tools]

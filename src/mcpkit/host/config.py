@@ -8,6 +8,8 @@
                       "headers": {"Authorization": "Bearer ${RETURNS_TOKEN}"},
                       "hostOwned": ["customer_id"]}}}
 
+`"trustNewTools": true` offers the tools a server adds without asking (`host.pins`).
+
 `"cassette": "FILE.jsonl"` in an entry serves that recording instead of the server (`mcpkit
 replay`); `"record": "FILE.jsonl"` records a stdio server's messages to it, `"redact"` naming
 more secrets to leave out (`mcpkit record`, docs/record-replay.md).
@@ -63,6 +65,9 @@ class ServerConfig:
     url: str | None = None
     headers: Mapping[str, str] = field(default_factory=dict)
     trusted: bool = False
+    #: `"trustNewTools": true`: tools this server adds (or offers on first sight) are pinned and
+    #: offered at once instead of withheld until the user approves them (`host.pins`).
+    trust_new_tools: bool = False
     #: Argument names only the host may fill (identity etc.); the model can never set them.
     host_owned: Mapping[str, Any] = field(default_factory=dict)
     timeout: float = 60.0
@@ -197,6 +202,7 @@ def _common(e: dict[str, Any], where: str) -> dict[str, Any]:
         raise ConfigError(f"{where}: {exc}") from None
     return {
         "trusted": _bool(e, "trusted", where),
+        "trust_new_tools": _bool(e, "trustNewTools", where),
         "disabled": _bool(e, "disabled", where),
         "host_owned": _host_owned(e.get("hostOwned"), where),
         "timeout": timeout,

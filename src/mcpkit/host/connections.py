@@ -25,6 +25,7 @@ from .link import ClientFeatures, ServerLink
 from .models.base import ModelAdapter
 from .naming import ToolNames
 from .pins import PinChange, ToolPins
+from .quarantine import batches, model_note
 from .records import RecordStore
 from .retry import RetryPolicy
 
@@ -212,7 +213,6 @@ class Fleet:
             if link.state is LinkState.DISABLED:
                 continue
             if link.idle:  # offered from its record; its first call starts it
-                out.extend(_withheld_notes(link))
                 continue
             if not link.up and not link.tried:
                 out.append(
@@ -229,8 +229,8 @@ class Fleet:
                     f"The {link.name!r} server is unavailable (the host keeps reconnecting); "
                     "its tools are withdrawn until it is back."
                 )
-            out.extend(_withheld_notes(link))
-        return out
+        note = model_note(self.pending_changes())
+        return [*out, note] if note else out
 
     def pending_changes(self) -> list[PinChange]:
         """Changed tool definitions withheld now, awaiting the user's approval."""
@@ -242,17 +242,17 @@ class Fleet:
             self.pins.approve(change.server, change.tool, change.digest)
         )
 
+    def pins_approved(self, server: str) -> bool:
+        """Whether any tool of `server` was ever approved (False: seen for the first time)."""
+        return self.pins is None or self.pins.approved(server)
+
+    def questions(self) -> list[list[PinChange]]:
+        """What to ask the user about: a new server's whole catalogue at once (`batches`)."""
+        return batches(self.pending_changes(), self.pins_approved)
+
     async def close(self) -> None:
         self._started = False
         await asyncio.gather(*(link.close() for link in self.links.values()))
-
-
-def _withheld_notes(link: ServerLink) -> list[str]:
-    return [
-        f"The tool {change.tool!r} of the {link.name!r} server is withheld: its "
-        "definition changed and awaits the user's approval."
-        for change in link.withheld
-    ]
 
 
 def _restarting(link: ServerLink) -> bool:

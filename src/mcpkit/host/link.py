@@ -25,7 +25,8 @@ from .deadlines import Clock
 from .features import ClientFeatures as ClientFeatures
 from .launch import REFUSED, Launch
 from .models.base import ModelAdapter
-from .pins import PinChange, ToolPins
+from .pins import PinChange, PinReview, ToolPins
+from .quarantine import held_warnings
 from .retry import RetryPolicy
 from .sampling import answer_sampling
 from .supervision import LinkState, Restarts, StateChange, connection_lost, describe
@@ -349,15 +350,20 @@ class ServerLink:
             self.tools = self.known = tools
             self.withheld = []
             return
-        review = self.pins.review(self.name, [t.raw for t in tools])
+        review = self.review([t.raw for t in tools])
         offered = {t["name"] for t in review.offered}
         self.tools = self.known = [t for t in tools if t.name in offered]
+
+    def review(self, tools: list[dict[str, Any]]) -> PinReview:
+        """Check the listed tools against the pins (`withheld` keeps what awaits approval);
+        warn once per change (one line for a server seen for the first time)."""
+        assert self.pins is not None
+        first = not self.pins.approved(self.name)
+        review = self.pins.review(self.name, tools, trust_new=self.config.trust_new_tools)
         self.withheld = review.withheld
-        for change in review.fresh:
-            self.ui.warn(
-                f"server {self.name!r} changed the definition of tool {change.tool!r} since it "
-                f"was pinned; it is withheld until you approve it (mcpkit pins diff {self.name})"
-            )
+        for line in held_warnings(self.name, review.fresh, first=first):
+            self.ui.warn(line)
+        return review
 
     @contextlib.contextmanager
     def timing(self, clock: Clock) -> Iterator[None]:

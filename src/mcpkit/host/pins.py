@@ -1,13 +1,20 @@
-"""Tool definition pinning: tool definitions from servers are untrusted data, so the host pins
-each one the first time it sees it, and withholds a tool whose definition later changes (the
-"rug pull": a harmless description swapped for one that instructs the model) until the user
-approves the change (`mcpkit pins diff|approve`, or the prompt in the interactive chat).
+"""Tool definition pinning: tool definitions from servers are untrusted data, so the host
+offers a tool only in the definition the user approved, and withholds (quarantines) the rest
+until the user approves them (`mcpkit pins diff|approve`, the chat's question, the web UI):
+
+- a tool whose definition changed since it was pinned (the "rug pull": a harmless description
+  swapped for one that instructs the model);
+- a tool added or renamed on a pinned server, and the whole catalogue of a server seen for the
+  first time (approved in one answer), unless the server's entry says `"trustNewTools": true`;
+- a definition the `flag` hook holds for a reason of its own (content checks), even then.
 
 The pin file (JSON) holds, per server and tool, the approved definition and its hash, plus the
-changed definition awaiting approval, so that another process can show and approve it:
+definition awaiting approval (a new tool has only that), so that another process can show and
+approve it:
 
     {"version": 2, "servers": {"shipping": {"track_parcel": {
-        "hash": "…", "definition": {…}, "pending": {"hash": "…", "definition": {…}}}}}}
+        "hash": "…", "definition": {…}, "pending": {"hash": "…", "definition": {…}}},
+        "echo_v2": {"pending": {"hash": "…", "definition": {…}, "reason": "…"}}}}}
 
 Files from earlier versions (`{"server": {"tool": "hash"}}`) are read as pins without a stored
 definition (their diff can only show the new one).
@@ -21,6 +28,7 @@ import hashlib
 import json
 import os
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,9 +36,12 @@ from typing import Any
 import orjson
 
 from .paths import state_path
+from .screening import flag as content_flag
 
 _FIELDS = ("name", "title", "description", "inputSchema", "outputSchema", "annotations")
 Definition = dict[str, Any]
+#: A raw tool definition -> why to hold it for the user's approval, or None (content checks).
+Flag = Callable[[Definition], str | None]
 
 
 def default_pins_path() -> Path:
@@ -67,20 +78,38 @@ def tool_hash(tool: Definition) -> str:
 
 @dataclass(frozen=True, slots=True)
 class PinChange:
-    """A tool whose definition differs from its pin: withheld until approved."""
+    """A tool withheld until approved: its definition differs from its pin, or it has none."""
 
     server: str
     tool: str
-    pinned: Definition | None  # None: an old pin file kept only the hash
+    pinned: Definition | None  # None: new, or an old pin file kept only the hash
     current: Definition
     digest: str
+    #: Never approved: new on its server (or renamed), or its server is seen for the first time.
+    new: bool = False
+    #: Why the `flag` hook holds this definition (None: it did not).
+    reason: str | None = None
+
+    @property
+    def why(self) -> str:
+        """What is withheld, completing "The tool 'x' of the 's' server ..."."""
+        held = "is new (or renamed)" if self.new else "changed since it was pinned"
+        return f"{held}; held for review: {self.reason}" if self.reason else held
 
     def diff(self) -> str:
-        """A unified diff of the description and schemas, pinned → now."""
-        before = _view(self.pinned) if self.pinned is not None else ["(definition not recorded)"]
+        """A unified diff of the description and schemas, pinned → now (all new lines for a
+        new tool)."""
+        if self.new:
+            before = []
+        else:
+            before = _view(self.pinned) if self.pinned else ["(definition not recorded)"]
         label = f"{self.server}/{self.tool}"
         lines = difflib.unified_diff(
-            before, _view(self.current), f"{label} (pinned)", f"{label} (now)", lineterm=""
+            before,
+            _view(self.current),
+            f"{label} ({'new' if self.new else 'pinned'})",
+            f"{label} (now)",
+            lineterm="",
         )
         return "\n".join(lines)
 
@@ -97,13 +126,18 @@ class PinReview:
 class PinEntry:
     server: str
     tool: str
-    digest: str
+    digest: str | None  # None: never approved (new)
     pending: str | None
 
 
 class ToolPins:
-    def __init__(self, path: str | Path | None) -> None:
+    """The pin file. `flag` holds a definition not yet approved for a reason of its own, even
+    on a server whose additions are trusted: by default the content checks
+    (`screening.flag`: instruction-like text, hidden characters); None turns that off."""
+
+    def __init__(self, path: str | Path | None, *, flag: Flag | None = content_flag) -> None:
         self.path = Path(path).expanduser() if path is not None else None
+        self.flag = flag
         self._servers: dict[str, dict[str, dict[str, Any]]] = {}
         self._stamp: tuple[int, int] | None = None
         self._reported: set[tuple[str, str, str]] = set()
@@ -112,41 +146,55 @@ class ToolPins:
         self._load()
 
     # -- the host's view ---------------------------------------------------------------
-    def review(self, server: str, tools: list[Definition]) -> PinReview:
-        """Pin tools seen for the first time; offer those matching their pin; withhold and
-        record the changed ones."""
+    def review(self, server: str, tools: list[Definition], *, trust_new: bool = False) -> PinReview:
+        """Offer the tools matching their pin; withhold and record the others (changed, new,
+        flagged). `trust_new`: pin new tools on sight (the server's `trustNewTools`)."""
         self._load()
         known = self._servers.setdefault(server, {})
         review = PinReview()
         dirty = False
         for tool in tools:
             name, digest = tool["name"], tool_hash(tool)
-            entry = known.get(name)
-            if entry is None:
+            entry = known.setdefault(name, {})
+            if entry.get("hash") == digest:
+                dirty |= entry.pop("pending", None) is not None  # changed back: nothing to approve
+                review.offered.append(tool)
+                continue
+            reason = self.flag(tool) if self.flag is not None else None
+            if "hash" not in entry and trust_new and reason is None:
                 known[name] = {"hash": digest, "definition": salient(tool)}
                 dirty = True
-            elif entry["hash"] == digest:
-                dirty |= entry.pop("pending", None) is not None  # changed back: nothing to approve
-            else:
-                change = PinChange(server, name, entry.get("definition"), salient(tool), digest)
-                review.withheld.append(change)
-                if (entry.get("pending") or {}).get("hash") != digest:
-                    entry["pending"] = {"hash": digest, "definition": salient(tool)}
-                    dirty = True
-                if (server, name, digest) not in self._reported:
-                    self._reported.add((server, name, digest))
-                    review.fresh.append(change)
+                review.offered.append(tool)
                 continue
-            review.offered.append(tool)
+            old, new = entry.get("definition"), "hash" not in entry
+            change = PinChange(server, name, old, salient(tool), digest, new, reason)
+            review.withheld.append(change)
+            dirty |= _hold(entry, change)
+            if (server, name, digest) not in self._reported:
+                self._reported.add((server, name, digest))
+                review.fresh.append(change)
         if dirty:
             self._save()
         return review
+
+    def approved(self, server: str) -> bool:
+        """Whether any tool of `server` was ever approved (False: first sight)."""
+        self._load()
+        return any("hash" in e for e in self._servers.get(server, {}).values())
+
+    def pin(self, server: str, tools: list[Definition]) -> None:
+        """Approve these definitions now: a server's catalogue when it is configured."""
+        self._load()
+        known = self._servers.setdefault(server, {})
+        for tool in tools:
+            known[tool["name"]] = {"hash": tool_hash(tool), "definition": salient(tool)}
+        self._save()
 
     # -- the user's view (`mcpkit pins`, the chat prompt) -------------------------------------
     def entries(self) -> list[PinEntry]:
         self._load()
         return [
-            PinEntry(server, tool, e["hash"], (e.get("pending") or {}).get("hash"))
+            PinEntry(server, tool, e.get("hash"), (e.get("pending") or {}).get("hash"))
             for server, tools in sorted(self._servers.items())
             for tool, e in sorted(tools.items())
         ]
@@ -160,9 +208,9 @@ class ToolPins:
                 wanted = (server is None or srv == server) and (tool is None or name == tool)
                 if wanted and e.get("pending"):
                     p = e["pending"]
-                    out.append(
-                        PinChange(srv, name, e.get("definition"), p["definition"], p["hash"])
-                    )
+                    new, why = "hash" not in e, p.get("reason")
+                    old = e.get("definition")
+                    out.append(PinChange(srv, name, old, p["definition"], p["hash"], new, why))
         return out
 
     def approve(
@@ -223,7 +271,7 @@ def _parse(data: Any) -> dict[str, dict[str, dict[str, Any]]]:
         return {}
     if data.get("version") == 2 and isinstance(data.get("servers"), dict):
         return {
-            s: {t: e for t, e in tools.items() if isinstance(e, dict) and "hash" in e}
+            s: {t: e for t, e in tools.items() if isinstance(e, dict) and _entry(e)}
             for s, tools in data["servers"].items()
             if isinstance(tools, dict)
         }
@@ -233,6 +281,23 @@ def _parse(data: Any) -> dict[str, dict[str, dict[str, Any]]]:
         for s, tools in data.items()
         if isinstance(tools, dict)
     }
+
+
+def _entry(e: dict[str, Any]) -> bool:
+    """A pin (`hash`), a definition awaiting approval (`pending`), or both."""
+    pending = e.get("pending")
+    return "hash" in e or (isinstance(pending, dict) and "hash" in pending)
+
+
+def _hold(entry: dict[str, Any], change: PinChange) -> bool:
+    """Record `change` as awaiting approval in its pin entry; True when the entry changed."""
+    pending: dict[str, Any] = {"hash": change.digest, "definition": change.current}
+    if change.reason is not None:
+        pending["reason"] = change.reason
+    if entry.get("pending") == pending:
+        return False
+    entry["pending"] = pending
+    return True
 
 
 def _view(definition: Definition) -> list[str]:

@@ -1,9 +1,8 @@
-"""Pins: a tool whose definition changed since it was pinned is withheld until the user
-approves it (`host.pins`). The link's review decides what is withheld; this policy makes sure
-no front end calls such a tool anyway (a stale catalogue, a call typed by hand).
-
-Quarantine of a server (a tool whose pin changed blocks its whole server) belongs here too,
-as a second check on `call.resolved.link` before calling on."""
+"""Pins: a tool whose definition changed since it was pinned, and a new one (a tool added or
+renamed on a pinned server, or the catalogue of a server seen for the first time), is withheld
+until the user approves it (`host.pins`, `host.quarantine`). The link's review decides what
+is withheld; this policy makes sure no front end calls such a tool anyway (a stale catalogue,
+a call typed by hand)."""
 
 from __future__ import annotations
 
@@ -20,10 +19,12 @@ def withheld(call: Call) -> Outcome | None:
     """The denial of a call to a withheld tool (also checked once a lazy server has started
     and listed its tools afresh), or None."""
     link, tool = call.resolved.link, call.resolved.tool
-    if any(change.tool == tool.name for change in link.withheld):
-        call.ruling = Ruling(Decision.DENY, "pins")
-        return denied(
-            f"The tool {tool.name!r} of the {link.name!r} server changed since it was "
-            f"pinned and is withheld until approved (mcpkit pins diff {link.name})."
-        )
+    for change in link.withheld:
+        if change.tool == tool.name:
+            call.ruling = Ruling(Decision.DENY, "pins")
+            return denied(
+                f"The tool {tool.name!r} of the {link.name!r} server {change.why} and is "
+                f"withheld until approved (review: mcpkit pins diff {link.name}; approve: "
+                f"mcpkit pins approve {link.name} {tool.name})."
+            )
     return None

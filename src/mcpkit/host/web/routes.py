@@ -197,19 +197,25 @@ class UIApp:
         return {"ok": True}
 
     async def approve(self, request: Request, _: dict[str, str]) -> Any:
+        """One change `{server, tool, digest}`, or a new server's catalogue `{server, tools:
+        [{tool, digest}]}`: what the page showed, approved only if it is still what waits."""
         body = await request.json()
+        if not isinstance(body, dict):
+            raise HTTPError(400, "expected {server, tool, digest} or {server, tools}")
+        tools = body.get("tools")
+        shown: list[Any] = tools if isinstance(tools, list) else [body]
+        wanted = {
+            (body.get("server"), t.get("tool"), t.get("digest"))
+            for t in shown
+            if isinstance(t, dict)
+        }
         fleet = self.web.host.fleet
-        for change in fleet.pending_changes():
-            wanted = (change.server, change.tool, change.digest)
-            if isinstance(body, dict) and wanted == (
-                body.get("server"),
-                body.get("tool"),
-                body.get("digest"),
-            ):
-                approved = fleet.approve(change)
-                self.web.status()
-                return {"approved": approved}
-        raise HTTPError(404, "no such pending change (already approved, or changed again)")
+        changes = [c for c in fleet.pending_changes() if (c.server, c.tool, c.digest) in wanted]
+        if not changes or len(changes) < len(wanted):
+            raise HTTPError(404, "no such pending change (already approved, or changed again)")
+        approved = all([fleet.approve(change) for change in changes])
+        self.web.status()
+        return {"approved": approved}
 
     async def reconnect(self, request: Request, args: dict[str, str]) -> Any:
         if args["name"] not in self.web.host.fleet.links:

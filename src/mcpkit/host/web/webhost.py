@@ -30,6 +30,7 @@ from ..pipeline import (
     for_inspector,
     read_audit,
 )
+from ..quarantine import summary
 from ..settings import HostSettings
 from ..supervision import describe
 from .asgi import Receive, Request, Scope, Send
@@ -250,17 +251,29 @@ class WebHost:
         ]
 
     def pins(self) -> list[dict[str, Any]]:
-        """Changed definitions withheld now and not approved since (the links re-check their
-        pins at the next model round)."""
+        """Tools withheld now and not approved since (the links re-check their pins at the
+        next model round): a new server's catalogue as one item (`tools`), else one a tool."""
         fleet = self.host.fleet
         waiting = (
             {(c.server, c.tool, c.digest) for c in fleet.pins.pending()} if fleet.pins else set()
         )
-        return [
-            {"server": c.server, "tool": c.tool, "digest": c.digest, "diff": c.diff()}
-            for c in fleet.pending_changes()
-            if (c.server, c.tool, c.digest) in waiting
-        ]
+        out: list[dict[str, Any]] = []
+        for batch in fleet.questions():
+            batch = [c for c in batch if (c.server, c.tool, c.digest) in waiting]
+            if not batch:
+                continue
+            c = batch[0]
+            item: dict[str, Any] = {
+                "server": c.server,
+                "tool": c.tool,
+                "digest": c.digest,
+                "diff": c.diff(),
+            }
+            if len(batch) > 1 or not fleet.pins_approved(c.server):
+                item = {"server": c.server, "diff": "\n".join(summary(batch))}
+                item["tools"] = [{"tool": c.tool, "digest": c.digest} for c in batch]
+            out.append({**item, "new": c.new, "reason": c.reason})
+        return out
 
     def example_tools(self, most: int = 6) -> list[dict[str, Any]]:
         """A few tools the model would see, one server after another (the empty chat makes

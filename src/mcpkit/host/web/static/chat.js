@@ -1,6 +1,6 @@
 // The chat view: the conversation with tool calls as cards (arguments, result, duration,
 // progress, an app when the tool has one), the host's questions (consent, a server's form or
-// link), and the side panel (servers from supervision, changed tool definitions, the audit).
+// link), and the side panel (servers from supervision, tools awaiting approval, the audit).
 import { AppView } from "./apps.js";
 import { api, fill, h, json, urlBox } from "./dom.js";
 import { schemaForm } from "./forms.js";
@@ -232,16 +232,21 @@ export function renderStatus(servers, pins) {
       s.retry_in != null && !(s.state === "ready" || s.state === "degraded") ? ` (next attempt in ${s.retry_in.toFixed(1)} s) ` : " ",
       s.state === "down" ? h("button", { class: "small", onclick: () => api.post(`/api/servers/${encodeURIComponent(s.name)}/reconnect`) }, "reconnect now") : null))));
   const pinBox = document.getElementById("pins");
-  if (!pins.length) { fill(pinBox, h("p", { class: "muted" }, "No changed definitions waiting.")); return; }
+  if (!pins.length) { fill(pinBox, h("p", { class: "muted" }, "No new or changed tools waiting.")); return; }
   fill(pinBox, ...pins.map((p) => {
     const error = h("div", { class: "form-error" });
-    return h("div", { class: "pin", dataset: { pin: `${p.server}/${p.tool}` } },
-      h("div", {}, h("b", {}, `${p.server} › ${p.tool}`), " changed since it was pinned; withheld until you approve."),
+    const whole = Array.isArray(p.tools);  // a new server: its whole catalogue at once
+    const what = whole ? ` is new: its ${p.tools.length} tools are withheld until you approve them.`
+      : p.new ? " is a new tool; withheld until you approve." : " changed since it was pinned; withheld until you approve.";
+    const body = whole ? { server: p.server, tools: p.tools } : { server: p.server, tool: p.tool, digest: p.digest };
+    return h("div", { class: "pin", dataset: { pin: whole ? p.server : `${p.server}/${p.tool}` } },
+      h("div", {}, h("b", {}, whole ? p.server : `${p.server} › ${p.tool}`), what),
+      p.reason ? h("div", { class: "form-error" }, `Held for review: ${p.reason}`) : null,
       h("pre", {}, p.diff),
       h("button", { class: "primary", onclick: async () => {
-        try { await api.post("/api/pins/approve", { server: p.server, tool: p.tool, digest: p.digest }); }
+        try { await api.post("/api/pins/approve", body); }
         catch (err) { error.textContent = err.message; }
-      } }, "Approve the new definition"), error);
+      } }, whole ? `Approve all ${p.tools.length} tools` : p.new ? "Approve the new tool" : "Approve the new definition"), error);
   }));
 }
 

@@ -168,7 +168,7 @@ function toolDetail(tool) {
     h("h3", {}, tool.title || tool.name),
     h("div", { class: "muted" }, tool.description || ""),
     h("div", { class: "row small" },
-      h("span", { class: "badge" }, x.model ? "offered to the model" : x.withheld ? "withheld (changed definition)" : "not for the model"),
+      h("span", { class: "badge" }, x.model ? "offered to the model" : x.withheld ? "withheld (awaiting approval)" : "not for the model"),
       h("span", { class: "badge" }, x.app ? "apps may call it" : "apps may not call it"),
       x.ui ? h("span", { class: "badge app" }, `app: ${x.ui}`) : null),
     h("details", {}, h("summary", {}, "definition"), h("pre", {}, json(Object.fromEntries(Object.entries(tool).filter(([k]) => k !== "x-host"))))),
