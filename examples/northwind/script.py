@@ -172,8 +172,12 @@ def planner_model() -> ScriptedModel:
         return _calls(("search_tools", {"query": "stock movement log"}))
 
     def call(history: list[Message], tools: list[ToolSpec]) -> AssistantMessage:
-        assert "warehouse__stock_movements" in {t.name for t in tools}  # offered after search
-        return _calls(("warehouse__stock_movements", {"days": 5}))
+        # The search described the tool; the tool list stays as it was (the prompt cache), so
+        # the found tool is called through the host's call_found_tool.
+        assert "warehouse__stock_movements" in str(_last_results(history))
+        assert "call_found_tool" in {t.name for t in tools}
+        found = {"name": "warehouse__stock_movements", "arguments": {"days": 5}}
+        return _calls(("call_found_tool", found))
 
     def page(history: list[Message], tools: list[ToolSpec]) -> AssistantMessage:
         text = " ".join(str(r["value"]) for r in _last_results(history))
