@@ -60,7 +60,7 @@ def test_each_rule_fires_on_the_bad_server() -> None:
     assert out["counts"] == {"tools": 136, "prompts": 1, "templates": 1}
     # The host's content checks (host.screening), as the server's author sees them.
     assert by_rule["T150"]["target"] == "tool 'filler_0'"
-    assert "removed 1 invisible format characters" in by_rule["T150"]["message"]
+    assert "removed 1 soft hyphens, zero-width spaces" in by_rule["T150"]["message"]
     assert by_rule["T151"]["target"] == "tool 'filler_1'"
     assert "keep something from the user ('Do not tell the user')" in by_rule["T151"]["message"]
     assert out["summary"]["error"] == sum(f["severity"] == "error" for f in out["findings"])

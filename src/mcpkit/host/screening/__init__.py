@@ -19,6 +19,7 @@ from typing import Any
 from .confusables import lookalike_chars, lookalikes
 from .hidden import Removed, strip_hidden
 from .phrases import find_phrases, named_tools
+from .semantic import scorer
 
 __all__ = [
     "MAX_DESCRIPTION",
@@ -44,7 +45,7 @@ _MACHINERY = frozenset(
 @dataclass(frozen=True, slots=True)
 class Finding:
     """`kind`: hidden-characters, addresses-model, asks-for-secrets, exfiltration,
-    names-other-tools, look-alike-name or oversized. `where`: the field path
+    names-other-tools, reads-as-orders (the embedding signal), look-alike-name or oversized. `where`: the field path
     (`inputSchema.properties.path.description`). `hold`: enough on its own to hold the
     definition for approval (the others hold it only in pairs)."""
 
@@ -90,13 +91,18 @@ class Screening:
 
 
 def screen_definition(
-    raw: dict[str, Any], *, others: Iterable[str] = (), own: Iterable[str] = ()
+    raw: dict[str, Any],
+    *,
+    others: Iterable[str] = (),
+    own: Iterable[str] = (),
+    semantic: bool = False,
 ) -> Screening:
     """`raw` cleaned, with its findings. `others`: the names of the tools of *other* servers
     (plain or as the host's `server__tool` aliases): naming one is how a tool shadows another
     server's; looking like one is how it passes for it. `own`: the names of its own server's
     tools (a description may name a sibling, even without its prefix: `update_issue` for
-    `jira_update_issue`)."""
+    `jira_update_issue`). `semantic`: also the embedding signal (`semantic`, a hint), where the
+    model is installed; without it (the default), the phrase rules alone."""
     findings: list[Finding] = []
     cleaned: dict[str, Any] = {}
     texts: list[tuple[str, str]] = []
@@ -109,6 +115,7 @@ def screen_definition(
     names = [o for o in others if not any(_same(o, m) for m in mine)]
     for where, text in texts:
         findings.extend(_instructions(where, text, names))
+    findings.extend(_orders(texts, semantic))
     findings.extend(_name(str(cleaned.get("name", "")), names))
     description = cleaned.get("description")
     if isinstance(description, str) and len(description) > MAX_DESCRIPTION:
@@ -118,9 +125,15 @@ def screen_definition(
     return Screening(cleaned, tuple(_once(findings)), raw)
 
 
-def flag(raw: dict[str, Any], *, others: Iterable[str] = (), own: Iterable[str] = ()) -> str | None:
+def flag(
+    raw: dict[str, Any],
+    *,
+    others: Iterable[str] = (),
+    own: Iterable[str] = (),
+    semantic: bool = False,
+) -> str | None:
     """Why `raw` should wait for the user's approval before the model sees it, or None."""
-    return screen_definition(raw, others=others, own=own).reason
+    return screen_definition(raw, others=others, own=own, semantic=semantic).reason
 
 
 def _same(other: str, mine: str) -> bool:
@@ -130,9 +143,11 @@ def _same(other: str, mine: str) -> bool:
 
 def screen_result(content: Any) -> tuple[Any, list[Finding]]:
     """A result (a CallToolResult dict, or its content list) without hidden characters, and
-    a finding per string that had some."""
+    a finding per string that had some other than web-page noise (soft hyphens, zero-width
+    spaces, LRM/RLM: removed quietly, `hidden.Removed.quiet`)."""
     findings: list[Finding] = []
-    return _clean(content, "", findings, None), findings
+    cleaned = _clean(content, "", findings, None, quiet=True)
+    return cleaned, findings
 
 
 def removed_note(findings: list[Finding]) -> str:
@@ -146,31 +161,39 @@ def removed_note(findings: list[Finding]) -> str:
 
 
 def _clean(
-    value: Any, where: str, findings: list[Finding], texts: list[tuple[str, str]] | None
+    value: Any,
+    where: str,
+    findings: list[Finding],
+    texts: list[tuple[str, str]] | None,
+    *,
+    quiet: bool = False,
 ) -> Any:
     """`value` with every string (and object key) stripped of hidden characters; each string
-    the model reads goes to `texts` (None: not collected)."""
+    the model reads goes to `texts` (None: not collected). `quiet`: no finding for a string
+    whose removals were only web-page noise."""
     if isinstance(value, str):
         text, removed = strip_hidden(value)
-        if removed is not None:
+        if removed is not None and not (quiet and removed.quiet):
             findings.append(_hidden(where, removed))
         if texts is not None:
             texts.append((where, text))
         return text
     if isinstance(value, list):
-        return [_clean(v, f"{where}[{i}]", findings, texts) for i, v in enumerate(value)]
+        return [
+            _clean(v, f"{where}[{i}]", findings, texts, quiet=quiet) for i, v in enumerate(value)
+        ]
     if not isinstance(value, dict):
         return value
     out: dict[str, Any] = {}
     for key, item in value.items():
         path = f"{where}.{key}" if where else str(key)
         name, removed = strip_hidden(str(key))
-        if removed is not None:
+        if removed is not None and not (quiet and removed.quiet):
             findings.append(_hidden(f"{path} (the key)", removed))
         if texts is not None and where.endswith("properties"):
             texts.append((f"{path} (the name)", name.replace("_", " ").replace("-", " ")))
         collect = None if key in _MACHINERY and not where.endswith("properties") else texts
-        out[name] = _clean(item, path, findings, collect)
+        out[name] = _clean(item, path, findings, collect, quiet=quiet)
     return out
 
 
@@ -185,6 +208,18 @@ def _instructions(where: str, text: str, others: list[str]) -> Iterator[Finding]
     if named:
         shown = ", ".join(repr(n) for n in named[:3])
         yield Finding("names-other-tools", where, f"names another server's tool: {shown}")
+
+
+def _orders(texts: list[tuple[str, str]], semantic: bool) -> Iterator[Finding]:
+    """The embedding signal: sentences that read as orders (none where the model is absent)."""
+    found = scorer() if semantic else None
+    if found is None:
+        return
+    for where, sentence, _ in found.orders(texts):
+        shown = sentence if len(sentence) <= 80 else sentence[:77] + "..."
+        yield Finding(
+            "reads-as-orders", where, f"reads as orders to the model ({shown!r})", hold=False
+        )
 
 
 def _name(name: str, others: list[str]) -> Iterator[Finding]:

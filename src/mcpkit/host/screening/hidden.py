@@ -5,6 +5,8 @@ subdivision flag, U+1F3F4 then a few lowercase tags and the cancel tag), every o
 character (category Cf: bidirectional overrides and isolates, zero-width space, word joiner,
 byte order mark, soft hyphen, ...), control characters other than tab and line ends, a run of
 variation selectors after the first, and the few invisible letters outside Cf (Hangul fillers).
+Soft hyphens, zero-width spaces and LRM/RLM marks are web-page noise: removed, and `Removed.quiet`
+says when nothing else was (a result is then cleaned without a warning).
 
 Zero-width joiner and non-joiner (U+200D, U+200C) are kept where a script or an emoji needs
 them: between two emoji (a ZWJ sequence such as a family), or between letters and marks of a
@@ -21,7 +23,11 @@ ZWJ, ZWNJ = "\u200d", "\u200c"
 _TAGS = range(0xE0000, 0xE0080)
 _CANCEL_TAG = "\U000e007f"
 _BLACK_FLAG = "\U0001f3f4"
-_BIDI = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c")
+_BIDI = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+#: What web pages are full of and nobody hides orders in: soft hyphens, zero-width spaces,
+#: left-to-right/right-to-left/Arabic letter marks (they set no run's direction, unlike the
+#: overrides and isolates above). Removed too, but quietly from results (`Removed.quiet`).
+_NOISE = frozenset("\u00ad\u200b\u200e\u200f\u061c")
 #: Invisible letters and marks outside category Cf (default-ignorable code points).
 _INVISIBLE = frozenset("\u034f\u115f\u1160\u17b4\u17b5\u3164\uffa0")
 #: Scripts whose letters join (or not) by ZWJ/ZWNJ: the first word of a character's name.
@@ -34,6 +40,7 @@ _KINDS = {
     "tag": "tag characters",
     "bidi": "bidirectional controls",
     "format": "invisible format characters",
+    "noise": "soft hyphens, zero-width spaces or direction marks",
     "control": "control characters",
     "joiner": "misplaced zero-width joiners",
     "selector": "extra variation selectors",
@@ -48,6 +55,12 @@ class Removed:
 
     kinds: tuple[tuple[str, int], ...]
     tag_text: str = ""
+
+    @property
+    def quiet(self) -> bool:
+        """Only web-page noise was removed (soft hyphens, zero-width spaces, LRM/RLM): worth
+        no warning on a result."""
+        return all(kind == "noise" for kind, _ in self.kinds)
 
     @property
     def total(self) -> int:
@@ -93,6 +106,8 @@ def _kind(text: str, i: int, kept: list[str]) -> str | None:
         return "tag"
     if ch in _BIDI:
         return "bidi"
+    if ch in _NOISE:
+        return "noise"
     if ch in (ZWJ, ZWNJ):
         return None if _joins(kept, text[i + 1 : i + 2], ch) else "joiner"
     if ch in _INVISIBLE:
@@ -114,6 +129,7 @@ def _suspect(ch: str) -> bool:
     return (
         code in _TAGS
         or ch in _BIDI
+        or ch in _NOISE
         or ch in (ZWJ, ZWNJ)
         or ch in _INVISIBLE
         or _is_selector(code)

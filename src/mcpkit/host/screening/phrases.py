@@ -76,9 +76,10 @@ addresses-model hint: orders the model about
     \b(?:always|first)\s+(?:call|use|run|invoke|read)\b
 
 asks-for-secrets hold: asks for a secret file
-    \b(?:read|include|pass|send|cat|open|attach|append|upload|copy|provide|content)
+    \b(?:read|include|pass|send|cat|open|attach|append|upload|copy|provide|content|put|load|
+    look|grab|ask)
     [\w\s,'\"`]{0,60}?%SECRET_FILE%|%SECRET_FILE%
-    [\w\s,'\"`/.~-]{0,60}?\b(?:content|contents|pass|send|include|parameter|argument)
+    [\w\s,'\"`/.~-]{0,60}?\b(?:content|contents|pass|send|include|parameter|argument|field)
 
 asks-for-secrets hold: asks for the user's secrets or conversation
     %GIVE%[\w\s,'\"`]{0,20}?\b(?:the\s+user'?s|your|their|all(?:\s+the)?|every|any)\s+
@@ -94,13 +95,65 @@ exfiltration hold: sends data to an address
 exfiltration hold: copies mail to someone else
     \b(?:bcc|cc|forward|redirect)\b[^.\n]{0,40}?\b(?:all|every|each)\b[^.\n]{0,30}?
     \b(?:e-?mails?|messages?)\b|\b(?:change|replace|set)\s+the\s+recipient
+
+addresses-model hold: speaks to the model by name, as a letter's greeting
+    (?:^|[.!?;>\]\n]\s*|\bdear\s+)(?:the\s+)?(?:(?:ai|llm)\s+)?(?:assistant|ai|model|llm|
+    agent|chatbot)s?(?:\s+reading\s+this)?\s*[:,](?!\s*\d)
+
+addresses-model hold: gives the model a new role or says who it serves now
+    \byou(?:'re|\s+are)\s+no\s+longer\b|\byour\s+(?:operator|owner|creator|priority|
+    priorities|role|persona)\s+(?:has|have|is|are)\s+(?:changed|now|updated)\b|
+    \bfrom\s+this\s+point(?:\s+on)?\b|\b(?:system|admin|developer)\s+override\b|
+    \bnew\s+(?:system\s+)?(?:policy|instructions|rules)\s*:|\bin\s+the\s+voice\s+of\b|
+    \b(?:ai|assistants?|llms?|models?|agents?)\s+reading\s+this\b
+
+addresses-model hold: a [system]-style block
+    \[\s*/?\s*(?:system|important|admin|instructions?|assistant)\s*\]
+
+addresses-model hold: pushes the model to prefer this tool over others
+    \b(?:pick|prefer|choose|use|select)\s+this\s+(?:tool|server|one)\s+(?:over|instead\s+of|
+    rather\s+than|above)\s+(?:any|all|every)\b|\bover\s+(?:any|all|every)\s+other\s+(?:\w+\s+)?tools?\b|
+    \b(?:never|do\s*n[o']t)\s+(?:call|use)\s+the\s+other\b|\bsupersedes\b
+
+addresses-model hold: keeps the user out of it, in other words
+    \b(?:user|person|human|whoever[\w\s]{0,25}?)\s+(?:\w+\s+){0,3}?(?:does\s*n[o']t|does\s+not|
+    need\s*n[o']t|need\s+not)\s+(?:need\s+to\s+)?(?:know|hear|see|notice|be\s+told)\b|
+    \b(?:leave|keep)\s+(?:it|this|that)\s+out\s+of\s+(?:the\s+|your\s+)?(?:replies|answers?|
+    responses?)\b|\b(?:without|no\s+need\s+to|do\s*n[o']t|do\s+not|never)\s+(?:\w+\s+){0,2}?
+    (?:telling|alerting|informing|check(?:ing)?\s+with|confirm|pause|pausing)\b|
+    \bpre-?approved\b|\b(?:turn\s+off|disable|bypass|skip)\s+(?:\w+\s+){0,2}?(?:safety|
+    confirmations?|approvals?|guardrails?|consent)\b
+
+exfiltration hold: an outside address as where data goes
+    %SENDISH%[^.\n]{0,100}?%DEST%|%DEST%[^\n]{0,60}?%SENDISH%|\b(?:hidden|blind|secret|
+    silent)\s+copy\b
+
+addresses-model hold: orders in another language (ignore instructions, tell the user nothing)
+    \bignore[rz]?\s+(?:toutes\s+)?les\s+instructions\s+pr[ée]c[ée]dentes|\bignora\s+
+    (?:todas\s+)?las\s+instrucciones\s+(?:anteriores|previas)|\bignorier\w*\s+(?:alle\s+)?
+    (?:vorherigen|bisherigen|vorigen)\s+anweisungen|\bignora\s+(?:tutte\s+)?le\s+istruzioni\s+
+    precedenti|\bignore\s+(?:todas\s+)?as\s+instru[çc][õo]es\s+anteriores|以前の指示|前の指示|
+    忽略(?:之前|以前|先前)|ne\s+(?:le\s+)?dis\s+(?:rien\s+)?(?:pas\s+)?à\s+l'utilisateur|
+    sans\s+(?:pr[ée]venir|avertir|le\s+dire)|no\s+(?:le\s+)?(?:digas|informes|avises)\s+al\s+
+    usuario|sin\s+avisar|ohne\s+(?:den\s+)?(?:nutzer|benutzer)\s+zu|(?:nutzer|benutzer)\s+
+    nichts|non\s+dire\s+all'utente|senza\s+avvisare|sem\s+avisar|n[ãa]o\s+(?:conte|diga)\s+
+    ao\s+usu[áa]rio|ユーザーに(?:は)?(?:伝え|知らせ|言わ)ない|不要告诉用户
+
+asks-for-secrets hint: names a password in another language
+    mots?\s+de\s+passe|contraseñas?|passw[öo]rt(?:er)?\b|\bsenhas?\b|パスワード|密码
 """
 _PARTS = {
     "SECRET": r"""(?:api[\s_-]?keys?|access[\s_-]?tokens?|secret(?:s|[\s_-]keys?)?|passwords?|
         passwd|credentials?|private[\s_-]keys?|session[\s_-]cookies?|seed phrase|mnemonic)""",
     "SECRET_FILE": r"""(?:~/\.ssh|\.ssh/|id_rsa|id_ed25519|authorized_keys|\.aws/credentials|
         /etc/(?:passwd|shadow)|(?<![\w-])\.env\b|\.npmrc|\.netrc|\.pgpass|\.git-credentials|
-        \.kube/config|\bmcp\.json\b|claude_desktop_config|\.cursor/)""",
+        \.kube/config|\bmcp\.json\b|claude_desktop_config|\.cursor/|_history\b|\.gitconfig|
+        \.git/config|\.docker/config|gh/hosts\.yml|\.config/gcloud|keychain|login\s+data|
+        \bcookies\b|clipboard|print-access-token|recovery\s+(?:words|phrase)|
+        authorization\s+header|private[\s_-]key[\s_-]file)""",
+    "SENDISH": r"""\b(?:send|sends|sent|sending|deliver\w*|forward\w*|post|posts|posted|push|
+        pushes|upload\w*|e-?mail\w*|mail\w*|relay\w*|transmit\w*|cc|bcc|reach|reaches|
+        archive|envoie\w*|envoy\w*|env[íi]a\w*|envi[ae]\w*|schick\w*|sende\w*|invia\w*)\b""",
     "GIVE": r"""\b(?:include|pass|send|provide|attach|append|collect|extract|share|put|give|
         add|insert|copy|paste|supply|fill|embed|write)\b""",
     "SEND": r"""(?:send|forward|post|upload|transmit|e-?mail|mail|bcc|cc|copy|leak|
