@@ -202,17 +202,3 @@ def test_the_environment_names_the_model_search_uses(
     monkeypatch.setattr(embeddings.MiniLM, "_shared", None)
     with pytest.raises(EmbeddingUnavailable, match=r"MCPKIT_EMBEDDING_MODEL=.*nowhere"):
         embeddings.MiniLM.shared()
-
-
-def test_a_tool_matches_by_the_better_of_its_whole_text_and_its_first_sentence(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setenv("MCPKIT_EMBEDDING_CACHE", "off")
-    docs = [  # the first says "chat" first, then usage detail about other things
-        ToolDoc("x__a", "a", "x", description="chat. Also maps, elevation and send."),
-        ToolDoc("x__b", "b", "x", description="chat and maps"),
-    ]
-    assert embeddings.short_text(docs[0]) == "a: chat."
-    ranker = embeddings.EmbeddingRanker(Axes(), server_weight=0.0)
-    ranker.index(docs)
-    assert [h.key for h in ranker.search("chat", 2)] == ["x__a", "x__b"]

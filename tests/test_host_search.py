@@ -294,7 +294,7 @@ def test_agents_over_the_same_catalogue_search_one_index() -> None:
         return made
 
     first, second = catalog(DOCS), catalog(list(DOCS))
-    assert [s.name for s in first.search("elevation")][0] == "maps__elevation"
+    assert first.search("elevation")[0].name == "maps__elevation"
     assert second._index() is first._index()  # indexed once, searched by both
     changed = [*DOCS[:-1], ToolDoc("slack__post", "slack_post_message", "slack", "Post")]
     assert catalog(changed)._index() is not first._index()  # another catalogue, its own

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 import threading
 from collections.abc import Sequence
 from importlib import resources
@@ -36,9 +35,6 @@ MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6
 #: Tokens of a tool's text that are embedded: its server, name and the start of its
 #: description, where tools say what they do (the rest is usage detail; shorter is faster).
 DOC_TOKENS = 64
-#: Tokens of a tool's short text (`short_text`: name words and the description's first
-#: sentence), the second text a tool is matched by.
-SHORT_TOKENS = 48
 QUERY_TOKENS = 128
 DIMENSIONS = 384
 #: The server stage: a tool's similarity gains this share of its server's (`server_text`:
@@ -112,41 +108,26 @@ def doc_text(doc: ToolDoc) -> str:
     return ". ".join(p.strip() for p in parts if p and p.strip())
 
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s|\n")
-
-
-def short_text(doc: ToolDoc) -> str:
-    """A tool's second embedded text: "name words: the description's first sentence" (what
-    it does, without the usage detail that can pull a long text away from the request)."""
-    first = _SENTENCE_END.split(doc.description.strip(), maxsplit=1)[0]
-    return (
-        f"{' '.join(split_words(doc.name))}: {first}" if first else " ".join(split_words(doc.name))
-    )
-
-
 def server_text(server: str, docs: Sequence[ToolDoc]) -> str:
     """What is embedded of a server: "server: tool name words, …" (what it can do, briefly)."""
     return f"{server}: " + ", ".join(" ".join(split_words(d.name)) for d in docs)
 
 
 class EmbeddingRanker:
-    """Cosine similarity of the request and each tool under the model: the better of its
-    `doc_text` and its `short_text` (max-sim), plus `server_weight` times the similarity of
-    the request and the tool's `server_text`."""
+    """Cosine similarity of the request and each tool's `doc_text` under the model, plus
+    `server_weight` times the similarity of the request and the tool's `server_text`."""
 
     def __init__(self, model: Embedder | None = None, server_weight: float = SERVER_WEIGHT) -> None:
         self.model = model or MiniLM.shared()
         self.server_weight = server_weight
         self._keys: list[str] = []
         self._matrix: Any = None
-        self._short: Any = None  # one row per tool: `short_text`
         self._servers: Any = None  # one row per server
         self._server_of: list[int] = []  # tool → row of `_servers`
 
     def index(self, docs: Sequence[ToolDoc]) -> None:
         self._keys = [d.key for d in docs]
         self._matrix = self.model.embed([doc_text(d) for d in docs], DOC_TOKENS, keep=True)
-        self._short = self.model.embed([short_text(d) for d in docs], SHORT_TOKENS, keep=True)
         by_server: dict[str, list[ToolDoc]] = {}
         for doc in docs:
             by_server.setdefault(doc.server, []).append(doc)
@@ -160,9 +141,7 @@ class EmbeddingRanker:
         if not self._keys or not query.strip():
             return [0.0] * len(self._keys)
         vector = self.model.embed([query], QUERY_TOKENS)[0]
-        import numpy  # installed wherever a model runs (`embedder`)
-
-        similarity = numpy.maximum(self._matrix @ vector, self._short @ vector)
+        similarity = self._matrix @ vector
         if self.server_weight:
             similarity = similarity + self.server_weight * (self._servers @ vector)[self._server_of]
         return [float(s) for s in similarity]
