@@ -280,3 +280,21 @@ def test_plain_bm25_scores_as_bm25s_does() -> None:
         assert not isinstance(fast, PlainBM25)  # bm25s, where installed
         for query in queries:
             assert plain.get_scores(query) == pytest.approx(fast.get_scores(query), rel=1e-5)
+
+
+def test_agents_over_the_same_catalogue_search_one_index() -> None:
+    from mcpkit.host.catalog import ToolCatalog
+    from mcpkit.host.conversation import ToolSpec
+    from mcpkit.host.tokens import CharEstimate, SpecTokens
+
+    def catalog(docs: list[ToolDoc]) -> ToolCatalog:
+        made = ToolCatalog(ToolSettings(budget=1, ranker="bm25"), SpecTokens(CharEstimate()))
+        specs = [ToolSpec(d.key, d.description, {"type": "object"}) for d in docs]
+        made.update(specs, {d.key: d for d in docs})
+        return made
+
+    first, second = catalog(DOCS), catalog(list(DOCS))
+    assert first.search("elevation")[0].name == "maps__elevation"
+    assert second._index() is first._index()  # indexed once, searched by both
+    changed = [*DOCS[:-1], ToolDoc("slack__post", "slack_post_message", "slack", "Post")]
+    assert catalog(changed)._index() is not first._index()  # another catalogue, its own

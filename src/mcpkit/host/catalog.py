@@ -23,6 +23,8 @@ is installed, BM25 alone otherwise). `resultBudget` is the output budget of one 
 from __future__ import annotations
 
 import fnmatch
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -107,6 +109,42 @@ class ToolSettings:
         )
 
 
+#: Indexed catalogues kept for reuse by other agents and conversations (the latest first out).
+SHARED_INDEXES = 4
+Indexed = tuple[tuple[str, int], ...]  # the catalogue's (key, hash of its ToolDoc)s
+
+
+class _Shared:
+    """The process's indexes of the default rankers, by ranker name and catalogue: agents and
+    conversations over the same tools search one index instead of building their own. A ranker
+    is not changed by searching it, so sharing one is safe."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._indexes: OrderedDict[tuple[str, Indexed], Ranker] = OrderedDict()
+
+    def get(self, name: str, keys: Indexed, docs: list[ToolDoc]) -> Ranker:
+        with self._lock:
+            ranker = self._indexes.get((name, keys))
+            if ranker is not None:
+                self._indexes.move_to_end((name, keys))
+                return ranker
+        ranker = make_ranker(name)  # outside the lock: indexing can take seconds
+        ranker.index(docs)
+        with self._lock:
+            self._indexes[(name, keys)] = ranker
+            while len(self._indexes) > SHARED_INDEXES:
+                self._indexes.popitem(last=False)
+        return ranker
+
+    def clear(self) -> None:
+        with self._lock:
+            self._indexes.clear()
+
+
+SHARED = _Shared()
+
+
 class ToolCatalog:
     """One agent's view of the fleet's tools, round by round."""
 
@@ -118,9 +156,9 @@ class ToolCatalog:
     ) -> None:
         self.settings = settings
         self.tokens = tokens
-        self._make_ranker = ranker or (lambda: make_ranker(settings.ranker))
+        self._make_ranker = ranker  # None: the shared index of `settings.ranker`
         self._ranker: Ranker | None = None
-        self._indexed: tuple[tuple[str, int], ...] = ()
+        self._indexed: Indexed = ()
         self.selected: dict[str, ToolSpec] = {}
         self.docs: dict[str, ToolDoc] = {}
         self.loaded: list[str] = []  # found by search_tools, most recent last
@@ -188,7 +226,10 @@ class ToolCatalog:
     def _index(self) -> Ranker:
         keys = tuple((k, hash(d)) for k, d in self.docs.items())
         if self._ranker is None or keys != self._indexed:
-            self._ranker = self._make_ranker()
-            self._ranker.index(list(self.docs.values()))
+            if self._make_ranker is None:
+                self._ranker = SHARED.get(self.settings.ranker, keys, list(self.docs.values()))
+            else:
+                self._ranker = self._make_ranker()
+                self._ranker.index(list(self.docs.values()))
             self._indexed = keys
         return self._ranker
