@@ -202,6 +202,7 @@ async def test_pins_withhold_a_definition_found_changed_when_a_lazy_server_start
     store = RecordStore(tmp_path / "records")
     saved(store, cfg, time.time())
     pins = ToolPins(tmp_path / "pins.json")
+    pins.pin("a", [PING])  # approved as recorded (else the quarantine holds it as new)
     (tmp_path / "description").write_text("Now it also deletes things.", encoding="utf-8")
     ui = RecordingUI()
     async with Host(cfg, model=calls(["a__ping"]), ui=ui, pins=pins, records=store) as host:

@@ -97,9 +97,10 @@ async def test_an_unreachable_registry_is_said_clearly(tmp_path: Path) -> None:
 
 async def _start(tmp_path: Path, entry: dict[str, Any]) -> tuple[LinkState, RecordingUI, str]:
     """Start a host with the one server `files`; its state once settled, the UI, the detail."""
-    config = parse_config({"mcpServers": {"files": entry}})
+    # The pin file sits beside provenance.json; the server's tools are trusted (no quarantine).
+    config = parse_config({"mcpServers": {"files": {**entry, "trustNewTools": True}}})
     ui = RecordingUI()
-    settings = settings_for(config, tmp_path)
+    settings = settings_for(config, tmp_path, pins=tmp_path / "pins.json")
     async with Host(config, model=ScriptedModel([]), ui=ui, settings=settings) as host:
         link = host.fleet.links["files"]
         async with asyncio.timeout(scaled(60)):

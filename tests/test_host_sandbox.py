@@ -125,7 +125,7 @@ def _entry(sandbox: dict[str, Any] | None, **more: Any) -> dict[str, Any]:
 @contextlib.asynccontextmanager
 async def _host(tmp_path: Path, **servers: dict[str, Any]) -> AsyncIterator[Host]:
     config = parse_config({"mcpServers": servers})
-    settings = settings_for(config, tmp_path)
+    settings = settings_for(config, tmp_path, pins=tmp_path / "pins.json")
     async with Host(config, model=ScriptedModel([]), ui=RecordingUI(), settings=settings) as host:
         for link in host.fleet.links.values():
             async with asyncio.timeout(scaled(30)):
@@ -212,7 +212,7 @@ async def test_a_sandbox_without_bubblewrap_fails_the_start_in_one_line(
     monkeypatch.setenv("PATH", str(tmp_path))
     config = parse_config({"mcpServers": {"box": _entry({})}})
     ui = RecordingUI()
-    settings = settings_for(config, tmp_path)
+    settings = settings_for(config, tmp_path, pins=tmp_path / "pins.json")
     async with Host(config, model=ScriptedModel([]), ui=ui, settings=settings) as host:
         link = host.fleet.links["box"]
         async with asyncio.timeout(scaled(30)):

@@ -37,7 +37,7 @@ async def test_the_agent_cleans_definitions_and_results_before_the_model(tmp_pat
     calls = calls_then_done(
         ("poison__smuggle", {"text": "hi"}), ("poison__echo", {"text": "plain"})
     )
-    settings = HostSettings(pins=tmp_path / "pins.json")
+    settings = HostSettings()  # no pin file: no quarantine (it would hold `add`: test_host_pins)
     async with Host(
         config, model=calls, ui=ui, policy=ConsentPolicy(allow=["*"]), settings=settings
     ) as host:
@@ -63,7 +63,7 @@ async def test_the_gateway_cleans_definitions_and_results(tmp_path: Path) -> Non
     cfg = parse_config(
         {"mcpServers": {"poison": entry(trusted=True, consent={"allow": ["*"]})}}, env={}
     )
-    gateway = Gateway(cfg, host=HostSettings(pins=tmp_path / "pins.json"))
+    gateway = Gateway(cfg, host=HostSettings())  # no pin file: cleaning alone, no quarantine
     async with serving(gateway) as front, Client(front) as client:
         tools = {t.name: t for t in await client.list_tools()}
         smuggled = await client.call_tool("poison__smuggle", {"text": "hi"})

@@ -167,3 +167,27 @@ async def within(deadline: Deadline, call: Callable[[Clock], Awaitable[T]]) -> T
     `with clock.paused():`.
     """
     return await Clock(deadline).run(call)
+
+
+class Clocks:
+    """The running deadlines of one server's calls, which all stand still while the user
+    answers that server (the client does not say which call asked, so all of them wait)."""
+
+    def __init__(self) -> None:
+        self._running: set[Clock] = set()
+
+    @contextlib.contextmanager
+    def timing(self, clock: Clock) -> Iterator[None]:
+        """A call to this server runs against `clock`."""
+        self._running.add(clock)
+        try:
+            yield
+        finally:
+            self._running.discard(clock)
+
+    @contextlib.contextmanager
+    def paused(self) -> Iterator[None]:
+        with contextlib.ExitStack() as stack:
+            for clock in list(self._running):
+                stack.enter_context(clock.paused())
+            yield

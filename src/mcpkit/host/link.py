@@ -21,7 +21,7 @@ from .auth_config import oauth_for
 from .backoff import Backoff
 from .config import ServerConfig
 from .consent import ConsentPolicy
-from .deadlines import Clock
+from .deadlines import Clocks
 from .features import ClientFeatures as ClientFeatures
 from .launch import REFUSED, Launch
 from .models.base import ModelAdapter
@@ -97,7 +97,9 @@ class ServerLink:
         self._wake = asyncio.Event()
         self._lost: asyncio.Future[str] | None = None
         self._watchers: list[asyncio.Task[None]] = []
-        self._clocks: set[Clock] = set()
+        #: Its calls' deadlines (`timing`), paused while the user answers the server.
+        self.clocks = Clocks()
+        self.timing = self.clocks.timing
         self._task: asyncio.Task[None] | None = None
         #: Ask the server for its log messages at this level (shown through `ui.info`).
         self.log_level: str | None = None
@@ -365,32 +367,14 @@ class ServerLink:
             self.ui.warn(line)
         return review
 
-    @contextlib.contextmanager
-    def timing(self, clock: Clock) -> Iterator[None]:
-        """A call to this server runs against `clock`."""
-        self._clocks.add(clock)
-        try:
-            yield
-        finally:
-            self._clocks.discard(clock)
-
-    @contextlib.contextmanager
-    def _waiting_for_user(self) -> Iterator[None]:
-        """The server asked something: its calls' deadlines wait while the user answers
-        (the client does not say which call asked, so all of this server's do)."""
-        with contextlib.ExitStack() as stack:
-            for clock in list(self._clocks):
-                stack.enter_context(clock.paused())
-            yield
-
     async def _elicit(self, request: Elicitation) -> dict[str, Any]:
-        with self._waiting_for_user():
+        with self.clocks.paused():
             return await self.ui.elicit(self.name, request)
 
     async def _sample(self, params: dict[str, Any]) -> dict[str, Any]:
         """The host's model answers a server's sampling request (policy allowed it)."""
         assert self.model is not None
-        with self._waiting_for_user():
+        with self.clocks.paused():
             return await answer_sampling(self.model, params)
 
     async def close(self) -> None:
