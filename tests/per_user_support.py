@@ -138,11 +138,14 @@ class Browser:
         await self.http.close()
 
     async def follow(
-        self, url: str, gateway: str = "", headers: dict[str, str] | None = None
+        self, url: str, gateway: str = "", headers: dict[str, str] | None = None, until: str = "\0"
     ) -> tuple[int, str]:
-        """(status, text) of the page the redirects from `url` end at; `headers` go to the
-        gateway's pages only."""
+        """(status, text) of the page the redirects from `url` end at (or (302, the URL) of the
+        first redirect to a URL starting with `until`); `headers` go to the gateway's pages
+        only."""
         for _ in range(10):
+            if url.startswith(until):
+                return 302, url
             self.visited.append(url)
             extra = headers if headers and gateway and url.startswith(gateway) else {}
             async with self.http.get(url, headers=extra, allow_redirects=False) as answer:

@@ -54,7 +54,7 @@ async def test_a_plain_browser_completes_its_users_flow_by_signing_in_at_the_fro
             False,
         ]
         assert stack.front_as.calls["token:authorization_code"] == 1
-        [cookie] = web.set_cookies
+        [cookie] = [c for c in web.set_cookies if c.startswith("mcpkit_gateway_user=")]
         assert "HttpOnly" in cookie and "SameSite=Lax" in cookie and "alice" not in cookie
 
 
@@ -78,6 +78,29 @@ async def test_another_signed_in_user_opening_the_url_is_refused_and_the_flow_st
     assert [status for status, _ in seen] == [403, 403, 200]
     assert "another user" in seen[0][1] and "clientId" not in seen[0][1]
     assert stack.front_as.calls["authorize"] == 2
+
+
+async def test_a_sign_in_answer_opened_in_another_browser_signs_nobody_in(
+    stack: Stack,
+) -> None:
+    """Login CSRF: bob's sign-in answer (his code), sent to alice, does not make her bob."""
+    seen: list[tuple[int, str]] = []
+    async with Browser("bob") as bob_web, Browser("alice") as alice_web:
+
+        async def ask(request: Elicitation) -> dict[str, Any]:
+            assert request.url is not None
+            signed_in = stack.gateway_url.removesuffix("/mcp") + "/oauth/signed-in"
+            status, answer = await bob_web.follow(request.url, until=signed_in)
+            assert status == 302 and answer.startswith(signed_in)
+            seen.append(await alice_web.follow(answer))
+            seen.append(await alice_web.follow(request.url))  # she signs in as herself
+            return {"action": "accept"}
+
+        async with signing_in(stack), stack.user("alice", ask=ask) as alice:
+            assert (await alice.call_tool("orders__whoami", {})).text == "alice"
+    assert [status for status, _ in seen] == [400, 200]
+    assert "not started in this browser" in seen[0][1]
+    assert stack.front_as.calls["token:authorization_code"] == 1  # bob's code never redeemed
 
 
 async def test_a_tampered_flow_id_is_refused(stack: Stack) -> None:

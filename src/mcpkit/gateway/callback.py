@@ -66,7 +66,7 @@ class GatewayApp(StreamableHTTPApp):
             if path.startswith(self.base_path + "/start/"):
                 return await self._start(scope, path.rsplit("/", 1)[1])
             if path == self.base_path + "/signed-in" and self.sign_in is not None:
-                return await self._signed_in(query)
+                return await self._signed_in(query, dict(scope["headers"]).get(b"cookie"))
         return None
 
     async def _start(self, scope: Scope, flow_id: str) -> Page:
@@ -77,18 +77,20 @@ class GatewayApp(StreamableHTTPApp):
         user = await self._user(scope)
         if user is None and self.sign_in is not None:
             try:
-                return _redirect(await self.sign_in.begin(flow_id))
+                location, started = await self.sign_in.begin(flow_id)
             except SignInFailed as exc:
                 return 502, f"The gateway could not sign you in: {exc}. Try again later.", []
+            status, text, headers = _redirect(location)
+            return status, text, [*headers, (b"set-cookie", started.encode())]
         if user is not None and user != flow.principal:
             return 403, self._explained(403, ANOTHER_USER), []
         return _redirect(flow.url)  # the owner; or, header rule, checked at the callback
 
-    async def _signed_in(self, query: dict[str, str]) -> Page:
+    async def _signed_in(self, query: dict[str, str], cookies: bytes | None) -> Page:
         """The front's authorization server sent the browser back: who it is, remembered."""
         assert self.sign_in is not None
         try:
-            user, flow_id = await self.sign_in.finish(query)
+            user, flow_id = await self.sign_in.finish(query, cookies)
         except SignInFailed as exc:
             return 400, f"The sign-in failed: {exc}. Open the link from your MCP client again.", []
         cookie = [(b"set-cookie", self.sign_in.cookie(user).encode())]

@@ -31,6 +31,9 @@ from ..protocol.auth_metadata import AuthServerMetadata
 from ..server.auth.resource import AuthFailure, BearerAuth
 
 COOKIE = "mcpkit_gateway_user"
+#: The sign-in a browser started: its answer is taken only from that browser (a link with
+#: someone else's code does not sign anyone in as them: login CSRF).
+STARTED = "mcpkit_gateway_sign_in"
 #: How long the cookie names its user (seconds).
 COOKIE_TTL_S = 900
 #: Sign-ins started and not back yet (the oldest go first).
@@ -70,28 +73,25 @@ class SignIn:
     # -- the cookie -----------------------------------------------------------------------
     def who(self, header: bytes | None) -> str | None:
         """The user the request's cookie names, if it is ours and fresh."""
-        if not header:
-            return None
+        value = _cookie(header, COOKIE)
         try:
-            jar: SimpleCookie = SimpleCookie(header.decode("latin-1"))
-            morsel = jar.get(COOKIE)
-            if morsel is None:
-                return None
-            return self.fernet.decrypt(morsel.value.encode(), ttl=COOKIE_TTL_S).decode()
-        except (CookieError, InvalidToken, UnicodeError):
+            return self.fernet.decrypt(value.encode(), ttl=COOKIE_TTL_S).decode()
+        except (InvalidToken, UnicodeError):
             return None
 
-    def cookie(self, principal: str) -> str:
+    def cookie(self, principal: str, name: str = COOKIE) -> str:
+        """`Set-Cookie`: `principal` encrypted, for this gateway's pages only."""
         value = self.fernet.encrypt(principal.encode()).decode()
         secure = "; Secure" if self.secure else ""
         return (
-            f"{COOKIE}={value}; Max-Age={COOKIE_TTL_S}; Path={self.cookie_path}; "
+            f"{name}={value}; Max-Age={COOKIE_TTL_S}; Path={self.cookie_path}; "
             f"HttpOnly; SameSite=Lax{secure}"
         )
 
     # -- the round trip -------------------------------------------------------------------
-    async def begin(self, flow_id: str) -> str:
-        """Where the browser goes to sign in at the front for flow `flow_id`."""
+    async def begin(self, flow_id: str) -> tuple[str, str]:
+        """Where the browser goes to sign in at the front for flow `flow_id`, and the cookie
+        that ties that sign-in to this browser."""
         meta = await self._metadata()
         pkce, state = Pkce.generate(), secrets.token_urlsafe(24)
         self.pending[state] = (pkce, flow_id)
@@ -106,12 +106,21 @@ class SignIn:
             "state": state,
             "resource": self.auth.resource,
         }
-        return f"{meta.authorization_endpoint}?{urlencode(query)}"
+        location = f"{meta.authorization_endpoint}?{urlencode(query)}"
+        return location, self.cookie(state, STARTED)
 
-    async def finish(self, query: Mapping[str, str]) -> tuple[str, str]:
-        """(the signed-in user, the flow id) from the front's answer: the code redeemed with
-        its PKCE verifier, the token verified as the MCP endpoint verifies it."""
-        started = self.pending.pop(query.get("state") or "", None)
+    async def finish(self, query: Mapping[str, str], cookies: bytes | None) -> tuple[str, str]:
+        """(the signed-in user, the flow id) from the front's answer, in the browser that
+        started it: the code redeemed with its PKCE verifier, the token verified as the MCP
+        endpoint verifies it."""
+        state = query.get("state") or ""
+        try:
+            mine = self.fernet.decrypt(_cookie(cookies, STARTED).encode(), ttl=COOKIE_TTL_S)
+        except InvalidToken:
+            mine = b""
+        if not (state and secrets.compare_digest(mine, state.encode())):
+            raise SignInFailed("this sign-in was not started in this browser")
+        started = self.pending.pop(state, None)
         if started is None:
             raise SignInFailed("unknown or finished sign-in")
         pkce, flow_id = started
@@ -163,3 +172,14 @@ class SignIn:
             except Exception as exc:  # metadata missing or invalid: one line to the page
                 raise SignInFailed(f"no metadata for {self.issuer} ({exc})") from None
         return self.meta
+
+
+def _cookie(header: bytes | None, name: str) -> str:
+    """The value of cookie `name` in a `Cookie` header ("" when absent or unreadable)."""
+    if not header:
+        return ""
+    try:
+        morsel = SimpleCookie(header.decode("latin-1")).get(name)
+    except CookieError:
+        return ""
+    return morsel.value if morsel is not None else ""
