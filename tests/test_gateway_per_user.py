@@ -6,146 +6,26 @@ test following the URL over HTTP), by RFC 8693 token exchange, or from the encry
 
 from __future__ import annotations
 
-import contextlib
 import shutil
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from dataclasses import replace
 from typing import Any
 
-import aiohttp
 import pytest
 
-from gateway_support import serving
-from mcpkit import Context, Server
-from mcpkit.auth import BearerAuth, JWTVerifier
 from mcpkit.client import Client
 from mcpkit.client.inputs import Elicitation
-from mcpkit.gateway import Gateway, front_auth
+from mcpkit.gateway import Gateway
 from mcpkit.host import parse_config
 from mcpkit.host.config import ConfigError
 from mcpkit.protocol.errors import MCPError
-from oauth_server import Grant, LocalAuthServer, loopback_socket
-
-KEY = "mTNqo2t0Ysd6AIQ6Dqg5qHKlfsX1E1BBgTyMtLaHWL4="  # a Fernet key, for tests only
-
-
-def backend() -> Server:
-    server = Server("orders")
-
-    @server.tool()
-    async def whoami(ctx: Context) -> str:
-        """Who the backend's token says the caller is."""
-        return str(ctx.principal)
-
-    return server
-
-
-class Stack:
-    """Two authorization servers (the front's, which signs the users' front tokens, and the
-    backend's), an OAuth-protected backend, and gateways in front of it."""
-
-    def __init__(self) -> None:
-        self.front_as = LocalAuthServer()
-        self.backend_as = LocalAuthServer(scopes=("orders:read", "offline_access"))
-        self.backend_sock = loopback_socket()
-        self.backend_url = f"http://127.0.0.1:{self.backend_sock.getsockname()[1]}/mcp"
-        self.gateway_url = ""
-        self.last: Gateway | None = None  # the gateway served last
-
-    async def close(self) -> None:
-        self.front_as.sock.close()  # never started: it only signs the front tokens
-        await self.backend_as.close()
-
-    def backend_auth(self) -> BearerAuth:
-        verifier = JWTVerifier(
-            issuer=self.backend_as.issuer,
-            audience=self.backend_url,
-            jwks_uri=self.backend_as.jwks_uri,
-        )
-        return BearerAuth(
-            verifier,
-            resource=self.backend_url,
-            authorization_servers=[self.backend_as.issuer],
-            scopes_supported=["orders:read"],
-        )
-
-    def front_token(self, who: str) -> str:
-        return self.front_as.sign(Grant("front-app", "", self.gateway_url, who))
-
-    def gateway(self, url: str, *, open_front: bool = False, **more: Any) -> Gateway:
-        """A gateway at `url` whose `orders` backend is `perUser`; it lists the backend's
-        catalogue with a service token of its own, and calls with each user's."""
-        service = self.backend_as.sign(Grant("gw", "orders:read", self.backend_url, "gateway"))
-        per_user = more.pop("perUser", True)
-        jwks = {"keys": [self.front_as.key.as_dict(private=False)]}
-        gateway: dict[str, Any] = {
-            "callbackUrl": url.removesuffix("/mcp") + "/oauth/callback",
-            "userTokens": {"key": KEY},
-            **more,
-        }
-        if not open_front:
-            gateway["auth"] = {
-                "resource": url,
-                "jwt": {"issuer": self.front_as.issuer, "jwks": jwks},
-            }
-        entry = {
-            "url": self.backend_url,
-            "trusted": True,
-            "consent": {"allow": ["*"]},
-            "headers": {"Authorization": f"Bearer {service}"},
-            "perUser": per_user,
-        }
-        return Gateway(parse_config({"gateway": gateway, "mcpServers": {"orders": entry}}, env={}))
-
-    @contextlib.asynccontextmanager
-    async def serving_gateway(self, **options: Any) -> AsyncIterator[str]:
-        sock = loopback_socket()
-        self.gateway_url = f"http://127.0.0.1:{sock.getsockname()[1]}/mcp"
-        gateway = self.last = self.gateway(self.gateway_url, **options)
-        auth = front_auth(gateway.settings, self.gateway_url)
-        async with serving(gateway, sock, auth=auth) as url:
-            yield url
-
-    def user(self, who: str, *, ask: Any = None, **options: Any) -> Client:
-        headers = {"Authorization": f"Bearer {self.front_token(who)}"}
-        if ask is not None:
-            options.update(elicitation=ask, url_elicitation=True)
-        return Client(self.gateway_url, headers=headers, **options)
-
-    async def sign_in(self, url: str, who: str, callback_as: str | None = "") -> tuple[int, str]:
-        """The user's browser: the authorization server (signed in as `who`) sends it back to
-        the gateway's callback, opened with the front token of `callback_as` (default: `who`;
-        None: no credential)."""
-        opener = who if callback_as == "" else callback_as
-        async with aiohttp.ClientSession(cookies={"user": who}) as http:
-            async with http.get(url, allow_redirects=False) as sent:
-                assert sent.status == 302, await sent.text()
-                back = sent.headers["Location"]
-            headers = {"Authorization": f"Bearer {self.front_token(opener)}"} if opener else {}
-            async with http.get(back, headers=headers, allow_redirects=False) as answer:
-                return answer.status, await answer.text()
-
-
-def browser(stack: Stack, who: str) -> Callable[[Elicitation], Awaitable[dict[str, Any]]]:
-    """A front client's URL elicitation handler: the user signs in, then accepts."""
-
-    async def ask(request: Elicitation) -> dict[str, Any]:
-        assert request.mode == "url" and request.url is not None
-        assert request.url.startswith(stack.backend_as.issuer + "/authorize?")
-        status, text = await stack.sign_in(request.url, who)
-        assert status == 200, text
-        return {"action": "accept"}
-
-    return ask
+from per_user_support import KEY, Stack, browser, running_stack
 
 
 @pytest.fixture
 async def stack() -> AsyncIterator[Stack]:
-    stack = Stack()
-    await stack.backend_as.start()
-    async with serving(backend(), stack.backend_sock, auth=stack.backend_auth()):
-        yield stack
-    await stack.close()
+    async with running_stack() as running:
+        yield running
 
 
 async def test_two_users_each_reach_the_backend_with_their_own_token(stack: Stack) -> None:
@@ -198,7 +78,7 @@ async def test_the_url_comes_in_an_error_where_url_elicitation_was_not_declared(
     async with stack.serving_gateway(), stack.user("alice") as alice:
         first = await alice.call_tool("orders__whoami", {})
         assert first.is_error and "needs your authorization" in first.text
-        url = next(w for w in first.text.split() if w.startswith(stack.backend_as.issuer))
+        url = next(w for w in first.text.split() if "/oauth/start/" in w)
         assert (await stack.sign_in(url, "alice"))[0] == 200
         assert (await alice.call_tool("orders__whoami", {})).text == "alice"
 

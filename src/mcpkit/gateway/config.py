@@ -61,6 +61,8 @@ _KEYS = {
 }
 _PER_USER_KEYS = {"clientId", "clientSecret", "tokenExchange"}
 _AUTH_KEYS = {
+    "clientId",
+    "clientSecret",
     "resource",
     "authorizationServers",
     "jwt",

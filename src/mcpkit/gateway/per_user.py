@@ -10,15 +10,18 @@
   the user gets the URL as a URL-mode elicitation where the front client declared it
   (ELIC-09), otherwise an error that carries it (-32042 to a 2025-11-25 client; a tool error
   on 2026-07-28, where that code is gone: BASE-20).
-- The flow's state is bound to the user who started it (ELIC-18/23/32): the callback is
-  accepted only with that same user's front credential; another user's, or none, is refused
-  and the flow stays open for its owner.
+- The flow's state is bound to the user who started it (ELIC-18/23/32): the URL the user
+  gets is the gateway's own page (`start_url`, served by `callback.py`), which sends only
+  that user on to the backend's authorization server, and the callback is accepted only from
+  that same user (the gateway's sign-in cookie, or the front's `Authorization` header);
+  anyone else is refused and the flow stays open for its owner.
 - The tokens go to the backend only, never to the front client (ELIC-20/21).
 """
 
 from __future__ import annotations
 
 import asyncio
+import secrets
 from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -32,7 +35,6 @@ from ..client.auth.delegation import TokenExchange
 from ..client.errors import AuthorizationError
 from ..protocol.errors import MCPError, MissingRequiredClientCapability
 from ..protocol.versions import LEGACY_LATEST
-from ..server.auth.access import AccessToken
 from ..server.context import Context
 from .config import GatewaySettings, PerUser
 from .user_tokens import SealedTokens
@@ -43,6 +45,11 @@ MAX_USERS = 4096
 #: How long a started authorization waits for the user's callback.
 FLOW_TIMEOUT_S = 600.0
 URL_ELICITATION_REQUIRED = -32042  # 2025-11-25 only
+UNKNOWN_FLOW = "Unknown or finished authorization: start again from your MCP client."
+ANOTHER_USER = (
+    "This authorization was started by another user: sign in to the gateway as the user who "
+    "started it."
+)
 
 
 class NotAuthorized(Exception):
@@ -56,6 +63,9 @@ class _Flow:
     principal: str
     answer: asyncio.Future[dict[str, str]]
     task: asyncio.Task[Any]
+    #: The backend's authorization URL, and the id of the gateway's page that leads to it.
+    url: str = ""
+    id: str = field(default_factory=lambda: secrets.token_urlsafe(24))
 
 
 class _Authorizer:
@@ -78,10 +88,10 @@ class _Authorizer:
         state = parse_qs(urlsplit(url).query).get("state", [""])[0]
         task = asyncio.current_task()
         assert task is not None
-        flow = _Flow(self.principal, asyncio.get_running_loop().create_future(), task)
+        flow = _Flow(self.principal, asyncio.get_running_loop().create_future(), task, url)
         self.owner.flows[state] = flow
         if self.published is not None and not self.published.done():
-            self.published.set_result(url)
+            self.published.set_result(self.owner.start_url(flow.id))
         try:
             return await asyncio.wait_for(flow.answer, self.owner.timeout)
         except TimeoutError:
@@ -112,6 +122,10 @@ class UserCredentials:
     def __init__(self, settings: GatewaySettings) -> None:
         self.tokens = SealedTokens(settings.user_tokens)
         self.callback_url = settings.callback_url
+        #: The front's `auth` (its `clientId` lets the gateway sign a browser in: sign_in.py).
+        self.front: Mapping[str, Any] = settings.auth or {}
+        key = settings.user_tokens.get("key")
+        self.cookie_key = key if isinstance(key, str) else None
         self.timeout = float(settings.user_tokens.get("flowTimeout") or FLOW_TIMEOUT_S)
         #: Authorizations waiting for their callback, by `state`.
         self.flows: dict[str, _Flow] = {}
@@ -121,6 +135,20 @@ class UserCredentials:
     @property
     def callback_path(self) -> str | None:
         return urlsplit(self.callback_url).path if self.callback_url else None
+
+    @property
+    def base(self) -> str:
+        """Where the gateway's authorization pages live: beside the callback."""
+        return (self.callback_url or "").rsplit("/", 1)[0]
+
+    def start_url(self, flow_id: str) -> str:
+        """The URL the user is given: the gateway's page, which checks who opens it before
+        it sends the browser to the backend's authorization server (ELIC-32)."""
+        return f"{self.base}/start/{flow_id}"
+
+    def started(self, flow_id: str) -> _Flow | None:
+        """The open flow whose page is `flow_id` (None: unknown, finished, or tampered with)."""
+        return next((f for f in self.flows.values() if secrets.compare_digest(f.id, flow_id)), None)
 
     async def close(self) -> None:
         users, self._users = list(self._users.values()), OrderedDict()
@@ -226,18 +254,14 @@ class UserCredentials:
         )
 
     # -- the callback ---------------------------------------------------------------------
-    async def callback(
-        self, query: Mapping[str, str], access: AccessToken | None
-    ) -> tuple[int, str]:
-        """The authorization server sent the user back: (HTTP status, text for the page)."""
+    async def callback(self, query: Mapping[str, str], principal: str | None) -> tuple[int, str]:
+        """The authorization server sent `principal`'s browser back (who the gateway's
+        cookie or the front's `Authorization` header says it is): (HTTP status, page text)."""
         flow = self.flows.get(query.get("state") or "")
         if flow is None:
-            return 400, "Unknown or finished authorization: start again from your MCP client."
-        if access is None or access.principal != flow.principal:
-            return 403, (
-                "This authorization was started by another user: sign in to the gateway as "
-                "the user who started it."
-            )
+            return 400, UNKNOWN_FLOW
+        if principal is None or principal != flow.principal:
+            return 403, ANOTHER_USER
         if not flow.answer.done():
             flow.answer.set_result(dict(query))
         try:
