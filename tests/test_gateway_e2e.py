@@ -77,6 +77,9 @@ async def northwind_gateway(tmp: Path, *trusting: str) -> AsyncIterator[Running]
         data = json.loads((NORTHWIND / "gateway.json").read_text())
         for name in trusting:
             data["mcpServers"][name]["trustNewTools"] = True
+        # The gateway opens its port once its backends are up or this has passed: on a busy
+        # machine the docs' 10 s can pass first, and a backend's tools would join only later.
+        data["host"]["startupTimeout"] = scaled(60)
         config.write_text(json.dumps(data))
         await approve_backends(config, list(data["mcpServers"]), env)
         port = free_port()
