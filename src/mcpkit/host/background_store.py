@@ -11,16 +11,14 @@ task ids that outlives the process (TASK-09: a client SHOULD persist task ids du
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import time
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .paths import state_path
+from .paths import state_path, write_atomic
 
 DEFAULT_AFTER_S = 10.0
 
@@ -114,11 +112,4 @@ class TaskFile:
             rows = []
         kept = [r for r in rows or [] if isinstance(r, dict) and r.get("agent") != self.agent]
         body = json.dumps({"tasks": kept + [asdict(e) for e in entries]}, indent=1)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-        tmp.write_text(body)
-        try:
-            tmp.replace(self.path)
-        finally:
-            with contextlib.suppress(FileNotFoundError):
-                tmp.unlink()
+        write_atomic(self.path, body.encode())

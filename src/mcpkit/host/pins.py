@@ -22,12 +22,9 @@ definition (their diff can only show the new one).
 
 from __future__ import annotations
 
-import contextlib
 import difflib
 import hashlib
 import json
-import os
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,7 +32,7 @@ from typing import Any
 
 import orjson
 
-from .paths import state_path
+from .paths import state_path, write_atomic
 from .screening import flag as content_flag
 
 _FIELDS = ("name", "title", "description", "inputSchema", "outputSchema", "annotations")
@@ -251,17 +248,8 @@ class ToolPins:
     def _save(self) -> None:
         if self.path is None or self.error is not None:
             return  # an unreadable pin file is never replaced by a fresh one (that re-pins all)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         data = {"version": 2, "servers": self._servers}
-        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".pins-", suffix=".json")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump(data, f, indent=1, sort_keys=True)
-            os.replace(tmp, self.path)  # readers never see half a file
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
+        write_atomic(self.path, json.dumps(data, indent=1, sort_keys=True).encode())
         st = self.path.stat()
         self._stamp = (st.st_mtime_ns, st.st_size)
 

@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .paths import write_atomic
+
 __all__ = [
     "Origin",
     "ProvenanceRefused",
@@ -283,8 +285,5 @@ class ProvenanceStore:
         if self.path is None:
             self._memory = servers
             return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = self.path.with_name(self.path.name + ".tmp")
         document = {"version": 1, "servers": servers}
-        temporary.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
-        os.replace(temporary, self.path)
+        write_atomic(self.path, (json.dumps(document, indent=2) + "\n").encode())

@@ -18,8 +18,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import logging
-import os
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -31,6 +29,7 @@ import orjson
 from ..client.pages import collect, read_page
 from ..protocol.errors import MethodNotFound
 from .config import ServerConfig
+from .paths import write_atomic
 
 if TYPE_CHECKING:
     from ..client import Client
@@ -126,15 +125,9 @@ class RecordStore:
     def save(self, config: ServerConfig, record: Record) -> None:
         """Write the record atomically (a reader never sees half a file); failures are logged."""
         try:
-            self.directory.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".record-")
-            with os.fdopen(fd, "wb") as out:
-                out.write(orjson.dumps({"version": VERSION, **asdict(record)}))
-            os.replace(tmp, self.path(config))
+            write_atomic(self.path(config), orjson.dumps({"version": VERSION, **asdict(record)}))
         except OSError as exc:
             log.warning("cannot save the record of server %r: %s", config.name, exc)
-            with contextlib.suppress(OSError, UnboundLocalError):
-                os.unlink(tmp)
 
 
 class _Narrowest:
