@@ -30,6 +30,12 @@ async def signing_in(stack: Stack) -> AsyncIterator[str]:
         yield url
 
 
+async def alice_reaches_the_backend(stack: Stack, ask: Any) -> None:
+    """Alice calls through the gateway with sign-in on; `ask` plays her browser."""
+    async with signing_in(stack), stack.user("alice", ask=ask) as alice:
+        assert (await alice.call_tool("orders__whoami", {})).text == "alice"
+
+
 async def test_a_plain_browser_completes_its_users_flow_by_signing_in_at_the_front(
     stack: Stack,
 ) -> None:
@@ -41,8 +47,7 @@ async def test_a_plain_browser_completes_its_users_flow_by_signing_in_at_the_fro
             pages.append(await web.follow(request.url))  # no Authorization header anywhere
             return {"action": "accept"}
 
-        async with signing_in(stack), stack.user("alice", ask=ask) as alice:
-            assert (await alice.call_tool("orders__whoami", {})).text == "alice"
+        await alice_reaches_the_backend(stack, ask)
         assert pages[0][0] == 200, pages
         # gateway page, front sign-in, gateway, backend authorization, the callback
         front, backend = stack.front_as.issuer, stack.backend_as.issuer
@@ -73,8 +78,7 @@ async def test_another_signed_in_user_opening_the_url_is_refused_and_the_flow_st
             seen.append(await alice_web.follow(request.url))
             return {"action": "accept"}
 
-        async with signing_in(stack), stack.user("alice", ask=ask) as alice:
-            assert (await alice.call_tool("orders__whoami", {})).text == "alice"
+        await alice_reaches_the_backend(stack, ask)
     assert [status for status, _ in seen] == [403, 403, 200]
     assert "another user" in seen[0][1] and "clientId" not in seen[0][1]
     assert stack.front_as.calls["authorize"] == 2
@@ -96,8 +100,7 @@ async def test_a_sign_in_answer_opened_in_another_browser_signs_nobody_in(
             seen.append(await alice_web.follow(request.url))  # she signs in as herself
             return {"action": "accept"}
 
-        async with signing_in(stack), stack.user("alice", ask=ask) as alice:
-            assert (await alice.call_tool("orders__whoami", {})).text == "alice"
+        await alice_reaches_the_backend(stack, ask)
     assert [status for status, _ in seen] == [400, 200]
     assert "not started in this browser" in seen[0][1]
     assert stack.front_as.calls["token:authorization_code"] == 1  # bob's code never redeemed
@@ -116,8 +119,7 @@ async def test_a_tampered_flow_id_is_refused(stack: Stack) -> None:
             seen.append(await web.follow(request.url))
             return {"action": "accept"}
 
-        async with signing_in(stack), stack.user("alice", ask=ask) as alice:
-            assert (await alice.call_tool("orders__whoami", {})).text == "alice"
+        await alice_reaches_the_backend(stack, ask)
     assert [status for status, _ in seen] == [400, 400, 200]
     assert "Unknown or finished authorization" in seen[0][1]
 
