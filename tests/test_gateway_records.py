@@ -85,6 +85,8 @@ async def test_a_lazy_backend_is_listed_from_its_record_started_on_first_call_st
     assert starts(tmp_path) == 1
     async with front(tmp_path, servers) as (made, url):
         link = made.links["a"]
+        async with asyncio.timeout(scaled(30)):
+            await link.settled()  # the gateway's start-up has run
         assert link.idle and link.client is None
         assert await names(url, "alice") == {"a__ping"}  # from the record: nothing started
         async with as_user(url, "alice") as client:
