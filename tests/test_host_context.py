@@ -99,7 +99,7 @@ async def test_deferred_loading_over_300_real_tools(
             )
     first, second, third = api.requests
     # The first request carries the host's tools and none of the 301 definitions.
-    assert set(tool_names(provider, first)) == {"search_tools", "call_found_tool"}
+    assert set(tool_names(provider, first)) == {"search_tools", "call_found_tool", "read_result"}
     assert want in tool_results(provider, second)[0][0]
     # The call reached the right tool of the right server, with the model's arguments.
     (text, is_error), *_ = tool_results(provider, third)

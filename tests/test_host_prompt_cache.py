@@ -23,6 +23,7 @@ from host_support import (
     tool_results,
 )
 from mcpkit.host import Host, HostSettings, ToolSettings, parse_config
+from mcpkit.host.background_store import BackgroundSettings
 from mcpkit.host.models.anthropic import mark_cache
 from prompt_cache import PromptCache
 from support import scaled
@@ -99,7 +100,7 @@ async def test_search_adds_tools_and_the_tool_list_stays_the_same(
     assert len(api.requests) == 5
     offered = [tool_names(provider, body) for body in api.requests]
     assert all(tools == offered[0] for tools in offered)  # the same list, in the same order
-    assert list(offered[0]) == ["search_tools", "call_found_tool"]
+    assert list(offered[0]) == ["search_tools", "call_found_tool", "read_result"]
     # Each found tool's call was its own call: consent asked, result shown, audited by name.
     for n, (_, name, arguments) in enumerate(FINDS):
         assert ("confirm", name) in ui.events and ("result", (name, False)) in ui.events
@@ -115,6 +116,61 @@ async def test_search_adds_tools_and_the_tool_list_stays_the_same(
         assert reports[0]["cache_creation_input_tokens"] >= reports[0]["tools_and_system"]
         for report in reports[1:]:  # rounds 2-5 read the tools, the system prompt and more
             assert report["cache_read_input_tokens"] > report["tools_and_system"] >= 1024
+
+
+async def test_host_tools_are_offered_from_the_first_round_so_the_list_never_changes(
+    tmp_path: Path,
+) -> None:
+    """A result the budget cuts (read_result is used) and a call left running in the background
+    (the task tools become useful): the host tools were offered from round one, so the list is
+    the same every round and each round after the first reads the tools and the system prompt
+    from the cache."""
+    servers = {
+        "github": {
+            "command": sys.executable,
+            "args": [str(SERVERS / "catalogue_server.py"), "github"],
+        },
+        "bg": {
+            "command": sys.executable,
+            "args": [str(SERVERS / "background_server.py")],
+            "env": {"BACKGROUND_DIR": str(tmp_path)},
+        },
+    }
+    provider = "anthropic"
+
+    def read_on(body: dict[str, Any]) -> Any:
+        (text, _), *_ = tool_results(provider, body)
+        assert 'call read_result with handle "r1"' in text  # the budget cut the result
+        return [("read_result", {"handle": "r1"})]
+
+    def answer(body: dict[str, Any]) -> Any:
+        (text, _), *_ = tool_results(provider, body)
+        assert "task" in text  # a handle: the build goes on in the background
+        return "The pull request is open and the build runs."
+
+    replies: list[Any] = [
+        [("github__create_pull_request", PR)],
+        read_on,
+        [("bg__build", {"name": "docs"})],
+        answer,
+    ]
+    background = BackgroundSettings(0, tmp_path / "tasks.json")
+    settings = HostSettings(startup_timeout=scaled(60), background=background)
+    tools = ToolSettings(budget=100_000, result_budget=20)
+    async with FakeAPI(api_path(provider), scripted(provider, replies), PromptCache()) as api:
+        model = make_model(provider, api)
+        config = parse_config({"mcpServers": servers}, env={})
+        async with Host(config, model=model, ui=RecordingUI(), settings=settings) as host:
+            agent = host.agent(tools=tools, system=SYSTEM)
+            assert (await agent.ask("Open the PR, then build the docs.")).startswith("The pull")
+            assert agent.background.listed()  # the build was left running
+    offered = [list(tool_names(provider, body)) for body in api.requests]
+    assert len(offered) == 4 and all(names == offered[0] for names in offered)
+    assert offered[0][-3:] == ["read_result", "task_status", "cancel_task"]
+    assert api.cache is not None
+    reports = api.cache.reports
+    for report in reports[1:]:  # every round after the first reads the tools and the system
+        assert report["cache_read_input_tokens"] >= report["tools_and_system"] >= 1024
 
 
 def totals(api: FakeAPI) -> dict[str, int]:
@@ -134,7 +190,7 @@ async def test_described_finds_keep_more_cache_than_listed_ones(tmp_path: Path) 
     listed, _ = await converse("anthropic", "listed", tmp_path)
     # Listed: the found tools follow the host's tools, and each search changes the list.
     names = [list(tool_names("anthropic", body)) for body in listed.requests]
-    assert names[0] == ["search_tools"] and names[1][0] == "search_tools"
+    assert names[0] == ["search_tools", "read_result"] and names[1][0] == "search_tools"
     assert "github__create_pull_request" in names[1] and names[1] != names[2 + 1]
     assert listed.cache is not None
     reads = [r["cache_read_input_tokens"] for r in listed.cache.reports]
@@ -146,7 +202,7 @@ async def test_described_finds_keep_more_cache_than_listed_ones(tmp_path: Path) 
     )
     assert mine["cache_read_input_tokens"] > 2 * theirs["cache_read_input_tokens"]
     assert mine["cache_creation_input_tokens"] < theirs["cache_creation_input_tokens"]
-    # In uncached input tokens at Anthropic's prices (a read 0.1, a write 1.25): 35% less.
+    # In uncached input tokens at Anthropic's prices (a read 0.1, a write 1.25): 36% less.
     assert cost(mine) < 0.7 * cost(theirs)
 
 

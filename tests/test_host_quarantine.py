@@ -46,7 +46,7 @@ class Recording:
     async def complete(
         self, system: str | None, history: list[Message], tools: list[ToolSpec]
     ) -> AssistantMessage:
-        self.requests.append((system or "", sorted(t.name for t in tools)))
+        self.requests.append((system or "", sorted(t.name for t in tools if "__" in t.name)))
         return AssistantMessage("ok")
 
 

@@ -12,8 +12,6 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
-
 from host_support import RecordingUI
 from mcpkit.host import Host, parse_config
 from mcpkit.host.config import ServerConfig
@@ -122,24 +120,3 @@ async def test_reading_a_resource_of_a_lazy_server_starts_it(tmp_path: Path) -> 
         result = next(m for m in agent.history if isinstance(m, ToolResults)).results[0]
         assert not result.is_error
         assert "a note from a" in json.dumps(result.content)
-
-
-async def test_the_gateway_starts_a_lazy_backend_and_serves_no_record(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from gateway_support import serving
-    from mcpkit.client import Client
-    from mcpkit.gateway import Gateway
-
-    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
-    entry = {"command": sys.executable, "args": [SERVER, str(tmp_path), "a"], "start": "lazy"}
-    entry |= {"trusted": True, "consent": {"allow": ["*"]}}
-    cfg = parse_config({"gateway": {}, "mcpServers": {"a": entry}}, env={})
-    recorded = {"tools": [{"name": "from_a_record", "inputSchema": {"type": "object"}}]}
-    RecordStore(tmp_path / "state/mcpkit/servers").save(
-        cfg.servers["a"], Record(time.time(), 60_000, "private", recorded, None)
-    )
-    async with serving(Gateway(cfg)) as front, Client(front) as client:
-        assert {t.name for t in await client.list_tools()} == {"a__ping"}
-        assert (await client.call_tool("a__ping", {"text": "x"})).text == "pong x"
-    assert starts(tmp_path) == 1

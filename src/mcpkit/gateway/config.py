@@ -25,6 +25,8 @@
   `toolScopes`: more, per tool name pattern.
 - `userHeaders` (per HTTP server): headers sent with each call, made from the caller's token
   (`{sub}`, `{client_id}`, `{claim.NAME}`); the front's own credential never goes through.
+  `listPerUser: true` sends them with the server's lists too: each caller sees the tools the
+  server listed for them (`per_caller.py`), never another caller's.
 - `hostOwned` values may be such templates too: the caller's own identity, per call.
 - `handles` (per server, default true): scope the server's state handles per caller.
 - `perUser` (per HTTP server): each front user's own OAuth token, `true` or `{"clientId",
@@ -84,6 +86,8 @@ class BackendRules:
     handles: bool = True
     #: Each front user's own OAuth token for this backend (`"perUser"`), or None.
     per_user: PerUser | None = None
+    #: Listed per caller with their `userHeaders` (`"listPerUser"`): each sees their own tools.
+    list_per_user: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,6 +233,12 @@ def _backend(entry: Mapping[str, Any], where: str) -> BackendRules:
     per_user = _per_user(entry.get("perUser"), where)
     if per_user is not None and "url" not in entry:
         raise ConfigError(f'{where}: "perUser" is for HTTP servers (give "url")')
+    per_caller = entry.get("listPerUser", False)
+    if not isinstance(per_caller, bool) or (per_caller and not headers):
+        raise ConfigError(
+            f'{where}: "listPerUser" is true or false, and lists the server with each '
+            'caller\'s "userHeaders" (give them)'
+        )
     return BackendRules(
         _strings(entry.get("scopes"), f'{where}: "scopes"'),
         tuple(
@@ -238,6 +248,7 @@ def _backend(entry: Mapping[str, Any], where: str) -> BackendRules:
         dict(headers),
         handles,
         per_user,
+        per_caller,
     )
 
 

@@ -97,15 +97,17 @@ async def forward(
     """The backend's final result for one front request (input and tasks passed through).
     `clock`: the call's running deadline (the chain's `Deadline` policy holds it; without
     one the client's own request timeout applies). A backend that goes away meanwhile raises
-    `BackendLost` (its JSON-RPC error within)."""
+    `BackendLost` (its JSON-RPC error within). A lazy backend not running is started first."""
+    await link.wake()
     client, bridges = await link.client_for(ctx.principal)
     body = {**params, "_meta": backend_meta(ctx, meta)}
     backend = _Backend(client, method, ctx, clock)
     token = CURRENT_CALL.set(ctx)
     try:
-        if client.legacy is not None:
-            return await _on_session(bridges, backend, body)
-        return await _stateless(backend, body)
+        with link.in_use():  # a lazy backend is not stopped meanwhile
+            if client.legacy is not None:
+                return await _on_session(bridges, backend, body)
+            return await _stateless(backend, body)
     except ConnectionClosed as exc:
         link.report(exc)  # the link goes down and reconnects
         raise BackendLost(await backend_lost(link.name, client, exc)) from None

@@ -23,17 +23,18 @@ from ..host.config import ServerConfig
 from ..host.deadlines import Clock, DeadlineExceeded, within
 from ..host.link import ServerLink
 from ..host.pipeline import ToolPins
+from ..host.records import RecordStore
 from ..host.supervision import StateChange
-from ..protocol.errors import InternalError, MCPError, ResourceNotFound
-from ..server import methods
-from ..server.admission import ServerRequest
+from ..protocol.errors import InternalError, MCPError
 from ..server.caching import CacheHint
 from ..server.context import Context
 from ..server.prefixes import with_ui_uri
 from ..server.server import Lifespan, Server
 from .failures import BackendLost, call_failure
 from .forward import failed, forward, forwarded, own_result
+from .lazy import LazyBackend
 from .link import UpstreamLink, narrowest
+from .reads import read
 from .remote import RemotePrompt, RemoteResource, RemoteTemplate, RemoteTool, header_params
 
 log = logging.getLogger("mcpkit.gateway")
@@ -72,7 +73,7 @@ class Front(Server):
         # Backends come and go, the front's tasks stay: once it ran tasks, `tasks/*` stays
         # answered (a task whose backend died reads `failed`, not "method not found").
         self.keeps_tasks = True
-        self.set_method("resources/read", _read)
+        self.set_method("resources/read", read)
         self.completer = self._complete
         # A read's hints are the backend's own (never widened); lists get the narrowest.
         self.cache.pop("resources/read", None)
@@ -87,8 +88,14 @@ class Front(Server):
         pins: ToolPins | None = None,
         restart: Backoff | None = None,
         era: str = "auto",
+        records: RecordStore | None = None,
     ) -> UpstreamLink:
-        link = UpstreamLink(
+        """`records`: where a lazy backend's (`"start": "lazy"`) records are kept."""
+        options: dict[str, Any] = {}
+        kind: type[UpstreamLink] = UpstreamLink
+        if config.start == "lazy":
+            kind, options["store"] = LazyBackend, records
+        link = kind(
             config,
             pins=pins,
             restart=restart,
@@ -97,9 +104,15 @@ class Front(Server):
             on_update=self._resource_updated,
             era=era,
             target=target,
+            **options,
         )
         self.links[config.name] = link
         return link
+
+    def offered(self) -> list[UpstreamLink]:
+        """The backends whose catalogue the front mirrors: those up, and lazy ones not
+        running (offered from their records)."""
+        return [link for link in self.links.values() if link.up or link.idle]
 
     @asynccontextmanager
     async def _serving(self, server: Server) -> AsyncIterator[Any]:
@@ -139,7 +152,7 @@ class Front(Server):
 
     def route_uri(self, uri: str) -> tuple[UpstreamLink, str] | None:
         """The backend of a front URI, and the URI there."""
-        links = [link for link in self.links.values() if link.up]
+        links = self.offered()
         return (links[0], uri) if len(links) == 1 else None
 
     def scopes_for(self, link: UpstreamLink, kind: str, name: str) -> frozenset[str]:
@@ -152,9 +165,10 @@ class Front(Server):
 
     # -- the catalogue ------------------------------------------------------------------
     def rebuild(self) -> None:
-        """Mirror the catalogues of the backends that are up; announce what changed."""
-        up = [link for link in self.links.values() if link.up]
-        tools, prompts = self._mirror_tools(up), self._mirror_prompts(up)
+        """Mirror the catalogues of the backends offered; announce what changed."""
+        up = self.offered()
+        shared = [link for link in up if not self.listed_per_caller(link)]
+        tools, prompts = self._mirror_tools(shared), self._mirror_prompts(up)
         resources: dict[str, Any] = {}
         templates: list[Any] = []
         for link in up:
@@ -208,10 +222,31 @@ class Front(Server):
                 remote = str(d["name"])
                 yield link, d, remote, names[(link.name, remote)]
 
-    def _mirror_tools(self, up: list[UpstreamLink]) -> dict[str, Any]:
+    def listed_per_caller(self, link: UpstreamLink) -> bool:
+        """The backend's tools are listed for each caller (`per_caller.py`), not shared."""
+        return False
+
+    def mirror_own(
+        self, links: list[UpstreamLink], lists: dict[str, list[dict[str, Any]]]
+    ) -> dict[str, RemoteTool]:
+        """One caller's tools of the backends in `links` (`lists`: each one's definitions
+        listed for that caller), named beside the shared tools."""
+        shared = [link for link in self.offered() if not self.listed_per_caller(link)]
+
+        def listed(link: UpstreamLink) -> list[dict[str, Any]]:
+            return lists.get(link.name, link.catalog.tools)
+
+        tools = self._mirror_tools([*shared, *links], listed)
+        return {name: tool for name, tool in tools.items() if tool.link.name in lists}
+
+    def _mirror_tools(
+        self,
+        up: list[UpstreamLink],
+        listed: Callable[[UpstreamLink], list[dict[str, Any]]] | None = None,
+    ) -> dict[str, Any]:
         """The front's tools: each backend tool under its collision-free name."""
         tools: dict[str, Any] = {}
-        for link, d, remote, name in self._named("tool", up, _tools):
+        for link, d, remote, name in self._named("tool", up, listed or _tools):
             headers = header_params(d)
             if headers is None:
                 continue
@@ -361,36 +396,3 @@ def _tools(link: UpstreamLink) -> list[dict[str, Any]]:
 
 def _prompts(link: UpstreamLink) -> list[dict[str, Any]]:
     return link.catalog.prompts
-
-
-async def _read(server: Server, request: ServerRequest) -> Any:
-    """`resources/read` of a front: routed by URI, hints kept as the backend gave them."""
-    assert isinstance(server, Front)
-    uri = request.params["uri"]  # a string (admitted)
-    routed = server.route_uri(uri)
-    if routed is None:
-        raise ResourceNotFound(uri)
-    link, remote = routed
-    scopes = server.scopes_for(link, "resource", remote)
-    if scopes:
-        from ..server.auth.access import require_scopes
-
-        require_scopes(scopes)
-
-    async def run(ctx: Context | None) -> dict[str, Any]:
-        assert ctx is not None
-        result = await forwarded(link, "resources/read", {"uri": remote}, ctx)
-        if result.get("resultType", "complete") == "complete":
-            result.setdefault("ttlMs", 0)  # a backend without hints: stale at once, private
-            result.setdefault("cacheScope", "private")
-            contents = result.get("contents")
-            if isinstance(contents, list):
-                result["contents"] = [
-                    {**c, "uri": server.front_uri(link, c["uri"])}
-                    if isinstance(c, dict) and isinstance(c.get("uri"), str)
-                    else c
-                    for c in contents
-                ]
-        return server.shape_result(link, result, ctx)
-
-    return await methods.with_inputs(server, request, True, run)

@@ -11,7 +11,9 @@ enforced for every call from any MCP client.
   to the calling client in form mode when it declared it, a deny otherwise); tools whose
   definition changed since pinned are withheld; one audit line records it.
 - Users stay apart: `scoping.py`; a `perUser` backend gets each user's own OAuth token
-  (`per_user.py`, its callback served by `http_app`: `callback.py`).
+  (`per_user.py`, its callback served by `http_app`: `callback.py`); a `listPerUser` one is
+  listed per caller, each seeing only their own tools (`per_caller.py`).
+- A `"start": "lazy"` backend is listed from its record and started on first use (`lazy.py`).
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ from ..host.pipeline import (
     for_gateway,
     refusals,
 )
+from ..host.records import store_for
 from ..host.retry import OutcomeUnknown
 from ..host.schemas import without
 from ..host.settings import HostSettings
@@ -58,6 +61,7 @@ from .failures import BackendLost, call_failure
 from .forward import caller_key, failed, own_result
 from .front import Front
 from .link import UpstreamLink
+from .per_caller import CallerTools, PerCaller
 from .per_user import NotAuthorized, UserCredentials
 from .remote import RemoteTool
 from .scoping import HandleScope
@@ -91,6 +95,11 @@ class Gateway(Front):
             lifespan=self._watching_pins,
             **options,
         )
+        self.per_caller = PerCaller(self)
+        if any(rules.list_per_user for rules in self.settings.backends.values()):
+            self.tools = CallerTools(self.per_caller.current)
+            self.set_method("tools/list", self.per_caller.lister())
+            self.set_method("tools/call", self.per_caller.caller(self._methods["tools/call"]))
         rules = self.settings.consent
         self.policy = ConsentPolicy(
             allow=list(rules.allow),
@@ -111,6 +120,8 @@ class Gateway(Front):
         per_user = any(rules.per_user for rules in self.settings.backends.values())
         #: Each user's own tokens for `perUser` backends (None when there is none).
         self.users = UserCredentials(self.settings) if per_user else None
+        #: Where lazy backends' records are kept (`host.cache`, `host.records`; None: off).
+        self.records = store_for(host)
         self._schemes: dict[str, str] = {}
         self._by_scheme: dict[str, str] = {}
         for name, server in config.servers.items():
@@ -123,10 +134,17 @@ class Gateway(Front):
                     f"{name!r} give their resources the same URI prefix {scheme!r}; set an alias"
                 )
             self._schemes[name], self._by_scheme[scheme] = scheme, name
-            self.add_backend(server, pins=self.pins, restart=host.restart)
+            self.add_backend(server, pins=self.pins, restart=host.restart, records=self.records)
 
     def rules(self, link: UpstreamLink) -> BackendRules:
         return self.settings.backends.get(link.name) or BackendRules()
+
+    def listed_per_caller(self, link: UpstreamLink) -> bool:
+        return self.rules(link).list_per_user
+
+    def rebuild(self) -> None:
+        self.per_caller.clear()  # each caller's tools are found again, from the new catalogue
+        super().rebuild()
 
     # -- naming -------------------------------------------------------------------------
     def name_items(self, kind: str, pairs: list[tuple[str, str]]) -> dict[tuple[str, str], str]:
@@ -141,7 +159,7 @@ class Gateway(Front):
         split = split_uri(uri)
         name = self._by_scheme.get(split[0]) if split is not None else None
         link = self.links.get(name) if name is not None else None
-        if link is None or split is None or not link.up:
+        if link is None or split is None or not (link.up or link.idle):
             return None
         return link, split[1]
 

@@ -252,18 +252,20 @@ class UpstreamLink(ServerLink):
         self.stale = False
 
     def _review(self, items: list[dict[str, Any]]) -> None:
-        """Tools that passed the pins (a changed or new definition is withheld until approved:
-        `mcpkit pins approve` with the gateway's config, found again by `refresh_pins`)."""
-        assert self.client is not None
+        """The catalogue's tools: those `offer` lets through."""
         from ..client import Tool
 
         if self.pins is None:
-            offered, self.withheld = items, []
-        else:
-            offered = self.review(items).offered
-        screened = self.screen.screen(self.name, self._valid(offered), ())
-        self.catalog.tools = [s.offered for s in screened]
+            self.withheld = []
+        self.catalog.tools = self.offer(items)
         self.tools = [Tool.from_wire(t) for t in self.catalog.tools]
+
+    def offer(self, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The listed tools that may be offered: those that passed the pins (a changed or new
+        definition is withheld until approved: `mcpkit pins approve` with the gateway's
+        config, found again by `refresh_pins`), valid, and screened."""
+        offered = items if self.pins is None else self.review(items).offered
+        return [s.offered for s in self.screen.screen(self.name, self._valid(offered), ())]
 
     def _valid(self, tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """The tools a client can accept: schemas repaired where the intent is plain, the

@@ -24,11 +24,13 @@ from typing import Any
 
 from ..client import CallResult
 from ..client.tasks import KEEP_TASK, follow_task
+from ..protocol.tasks import TASKS_EXTENSION
 from .background_store import BackgroundSettings, TaskEntry, TaskFile
 from .connections import Fleet
 from .content import describe_block, result_blocks
 from .conversation import ToolResult, UserMessage
 from .events import BackgroundEnded, CallBackgrounded, EventBus
+from .lazy import declared
 from .pipeline import Call, Next, PendingCall
 from .pipeline.present import error_result, tool_result
 from .supervision import describe
@@ -165,6 +167,17 @@ class BackgroundCalls:
         if out:
             self._save()
         return out
+
+    def could_run(self) -> bool:
+        """Background calls could happen in this conversation: they are on and a server runs
+        tasks, or tasks are kept from an earlier run (task_status and cancel_task are then
+        offered from the first round)."""
+        if self.listed():
+            return True
+        if self.settings.after is None:
+            return False
+        links = self.fleet.links.values()
+        return any(TASKS_EXTENSION in (declared(link).get("extensions") or {}) for link in links)
 
     def listed(self) -> list[Running]:
         """The calls the model or the user may still ask about."""

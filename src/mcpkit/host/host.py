@@ -22,9 +22,8 @@ from .hooks import OnCall
 from .link import ClientFeatures
 from .logfile import LogFile
 from .models import ModelAdapter
-from .paths import state_path
 from .pins import ToolPins
-from .records import RecordStore
+from .records import RecordStore, store_for
 from .settings import HostSettings, agent_consent, agent_tools
 from .ui import HostUI
 
@@ -82,7 +81,7 @@ class Host(AsyncResource):
         self.on_call = on_call
         config_telemetry = resolve_telemetry(telemetry)
         self.telemetry = _host_telemetry(config_telemetry, model.name)
-        records = records or _records(self.settings)
+        records = records or store_for(self.settings)
         self.fleet = Fleet(
             config,
             ui,
@@ -149,11 +148,6 @@ class Host(AsyncResource):
         )
         self._agents.append(made)
         return made
-
-
-def _records(settings: HostSettings) -> RecordStore | None:
-    """The store of lazy servers' records the settings ask for (None: `cache` is off)."""
-    return RecordStore(settings.records or state_path("servers")) if settings.cache else None
 
 
 def _host_telemetry(config: Telemetry | None, model: str) -> HostTelemetry | None:

@@ -1,4 +1,5 @@
-"""The host's own tools, offered next to the servers' ones when they are useful:
+"""The host's own tools, offered next to the servers' ones from the first round they could be
+useful in (and then all conversation long, so that the tool list never changes):
 
 - `search_tools(query, limit)`: deferred loading, when the catalogue is over its budget;
 - `call_found_tool(name, arguments)`: calls a tool a search found and described (`foundTools`
@@ -6,10 +7,13 @@
   arguments are checked against the tool's input schema here, and the call then goes through
   the agent's pipeline as the tool's own call (consent, pins, host-owned arguments, budget,
   audit), under the tool's name;
-- `read_result(handle, offset, limit)`: pages through output the budget held back;
+- `read_result(handle, offset, limit)`: pages through output the budget held back (always:
+  every host has an output budget);
 - `read_resource(uri, server)`: reads a resource a server listed or linked in a result, from
-  that server only, under the same consent policy as tool calls;
-- `task_status(task)`, `cancel_task(task)`: calls running in the background (`task_tools.py`).
+  that server only, under the same consent policy as tool calls (when a server declares
+  resources, or a result linked one);
+- `task_status(task)`, `cancel_task(task)`: calls running in the background (`task_tools.py`;
+  when background calls are on and a server runs tasks, or tasks of an earlier run are kept).
 
 Host tool names carry no `server__` prefix, so no server tool can take their place.
 """
@@ -90,6 +94,15 @@ READ_RESOURCE_SPEC = _spec(
     },
     ["uri"],
 )
+#: Every host tool, in the order they are offered.
+ALL_SPECS = (
+    SEARCH_SPEC,
+    CALL_FOUND_SPEC,
+    READ_RESULT_SPEC,
+    READ_RESOURCE_SPEC,
+    task_tools.TASK_STATUS_SPEC,
+    task_tools.CANCEL_TASK_SPEC,
+)
 
 
 def _described(found: list[ToolSpec]) -> str:
@@ -121,20 +134,23 @@ class HostTools:
     result_tokens: int
     background: BackgroundCalls | None = None
     _search_lock: asyncio.Lock = field(default_factory=asyncio.Lock, init=False, repr=False)
+    #: The host tools offered so far: never withdrawn within a conversation.
+    _offered: set[str] = field(default_factory=set, init=False, repr=False)
 
     def specs(self) -> list[ToolSpec]:
-        out = []
-        if self.catalog.deferred:
-            out.append(SEARCH_SPEC)
-        if self.catalog.describes_found:
-            out.append(CALL_FOUND_SPEC)
-        if len(self.store):
-            out.append(READ_RESULT_SPEC)
-        if self.resources.readable():
-            out.append(READ_RESOURCE_SPEC)
-        if self.background is not None:
-            out.extend(task_tools.specs(self.background))
-        return out
+        """The host tools, each from the first round it could become useful in and from then
+        on, always in the same order: the tool list stays the same all conversation long (a
+        changed list would cost the prompt cache all that follows it)."""
+        useful = {
+            SEARCH_TOOLS: self.catalog.deferred,
+            CALL_FOUND_TOOL: self.catalog.describes_found,
+            READ_RESULT: True,  # every host has an output budget, which can cut any result
+            READ_RESOURCE: self.resources.could_read(),
+        }
+        for name in task_tools.NAMES:
+            useful[name] = self.background is not None and self.background.could_run()
+        self._offered.update(name for name, yes in useful.items() if yes)
+        return [spec for spec in ALL_SPECS if spec.name in self._offered]
 
     def handles(self, name: str) -> bool:
         if self.background is not None and name in task_tools.NAMES:

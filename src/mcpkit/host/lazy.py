@@ -27,6 +27,16 @@ from .records import Record, RecordStore, snapshot
 from .supervision import LinkState
 
 
+def declared(link: ServerLink) -> dict[str, Any]:
+    """The capabilities a server declared: at its start, or in the record it is offered from
+    while not running (empty: not known yet)."""
+    info = link.client.info if link.client is not None else None
+    if info is not None:
+        return dict(info.capabilities)
+    record = link.record if isinstance(link, LazyLink) else None
+    return dict(record.capabilities) if record is not None else {}
+
+
 class LazyLink(ServerLink):
     """A `ServerLink` started by its first call, stopped after `idleTimeout` without one."""
 

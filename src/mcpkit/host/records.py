@@ -8,7 +8,9 @@ until the server's first start refreshes it. A `private` record (CACHE-11) holds
 it was listed for and is never served to another. Tool results carry no hints: never stored.
 
 One file per server, named by the server's name and its config identity (a changed command,
-url, headers or env is another server, never served this one's record), written atomically.
+url, headers or env is another server, never served this one's record), written atomically;
+a private record listed for a principal (a gateway's caller) has a file of its own beside it,
+named by a digest of the principal, so that one principal's never replaces another's.
 The file holds what the server returned and nothing of the config (its headers or env may
 carry secrets: only their digest names the file).
 """
@@ -29,10 +31,11 @@ import orjson
 from ..client.pages import collect, read_page
 from ..protocol.errors import MethodNotFound
 from .config import ServerConfig
-from .paths import write_atomic
+from .paths import state_path, write_atomic
 
 if TYPE_CHECKING:
     from ..client import Client
+    from .settings import HostSettings
 
 log = logging.getLogger("mcpkit.host")
 
@@ -101,33 +104,59 @@ class RecordStore:
         self.directory = directory
         self.clock = clock
 
-    def path(self, config: ServerConfig) -> Path:
-        return self.directory / f"{config.name}.{identity(config)[:24]}.json"
+    def path(self, config: ServerConfig, principal: str | None = None) -> Path:
+        """The file of this server's record: its own (`principal` None), or the private one
+        of a principal it was listed for (named by a digest of the principal)."""
+        own = "" if principal is None else "." + _digest(principal)[:16]
+        return self.directory / f"{config.name}.{identity(config)[:24]}{own}.json"
 
     def load(self, config: ServerConfig, principal: str | None = None) -> Record | None:
-        """The record of this server (as configured now), if there is one `principal` may
-        be served; None otherwise (missing, unreadable, of an older shape, another's)."""
-        try:
-            data = orjson.loads(self.path(config).read_bytes())
-        except (OSError, orjson.JSONDecodeError):
-            return None
-        if not isinstance(data, dict) or data.get("version") != VERSION:
-            return None
-        data.pop("version")
-        try:
-            record = Record(**data)
-        except TypeError:
-            return None
-        if record.scope != "public" and record.principal != principal:
-            return None  # CACHE-11: a private record is its principal's alone
-        return record
+        """The record of this server (as configured now) that `principal` may be served: the
+        principal's own, else the server's own when it is public or theirs; None otherwise
+        (missing, unreadable, of an older shape, another's)."""
+        paths = [self.path(config)]
+        if principal is not None:
+            paths.insert(0, self.path(config, principal))
+        for path in paths:
+            record = _read(path)
+            if record is None:
+                continue
+            if record.scope != "public" and record.principal != principal:
+                continue  # CACHE-11: a private record is its principal's alone
+            return record
+        return None
 
     def save(self, config: ServerConfig, record: Record) -> None:
-        """Write the record atomically (a reader never sees half a file); failures are logged."""
+        """Write the record atomically (a reader never sees half a file); failures are logged.
+        A private record listed for a principal goes to that principal's file."""
+        path = self.path(config, record.principal if record.scope != "public" else None)
         try:
-            write_atomic(self.path(config), orjson.dumps({"version": VERSION, **asdict(record)}))
+            write_atomic(path, orjson.dumps({"version": VERSION, **asdict(record)}))
         except OSError as exc:
             log.warning("cannot save the record of server %r: %s", config.name, exc)
+
+
+def store_for(settings: HostSettings) -> RecordStore | None:
+    """The store of lazy servers' records the settings ask for (None: `cache` is off)."""
+    return RecordStore(settings.records or state_path("servers")) if settings.cache else None
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _read(path: Path) -> Record | None:
+    try:
+        data = orjson.loads(path.read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        return None
+    if not isinstance(data, dict) or data.get("version") != VERSION:
+        return None
+    data.pop("version")
+    try:
+        return Record(**data)
+    except TypeError:
+        return None
 
 
 class _Narrowest:
@@ -155,9 +184,9 @@ async def snapshot(client: Client, now: float, principal: str | None = None) -> 
             continue
 
         async def page(cursor: str | None, method: str = method, key: str = key) -> Any:
-            result = await client.request(
-                method, {"cursor": cursor} if cursor is not None else None
-            )
+            # Never the client's cache: another principal's answer may be in it (CACHE-11).
+            params = {"cursor": cursor} if cursor is not None else None
+            result = await client.request(method, params, use_cache=False)
             hint.see(result)
             return read_page(method, key, result)
 

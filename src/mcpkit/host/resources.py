@@ -11,7 +11,7 @@ from typing import Any
 from ..client import ClientError
 from ..protocol.errors import MCPError
 from .connections import Fleet, ServerLink
-from .lazy import LazyLink
+from .lazy import LazyLink, declared
 
 
 class ResourceIndex:
@@ -49,6 +49,12 @@ class ResourceIndex:
 
     def readable(self) -> bool:
         return any(self.offered.values())
+
+    def could_read(self) -> bool:
+        """A resource could be read in this conversation: one was offered, or a server
+        declares resources (read_resource is then offered from the first round)."""
+        links = self.fleet.links.values()
+        return self.readable() or any("resources" in declared(link) for link in links)
 
     def owner(self, uri: str, server: str | None = None) -> ServerLink:
         """The server to read `uri` from; LookupError (a sentence) when none may be used."""

@@ -1,4 +1,5 @@
-"""The host tools for background calls (`background.py`), offered while there are some:
+"""The host tools for background calls (`background.py`), offered from the first round when
+there could be some (`BackgroundCalls.could_run`):
 
 - `task_status(task)`: a background task's status, and its result once it has ended (which
   is then not delivered again); without `task`, the list of them;
@@ -30,10 +31,6 @@ CANCEL_TASK_SPEC = ToolSpec(
     "Stop a tool call running in the background, by the task id its handle named.",
     {"type": "object", "properties": _TASK, "required": ["task"], "additionalProperties": False},
 )
-
-
-def specs(background: BackgroundCalls) -> list[ToolSpec]:
-    return [TASK_STATUS_SPEC, CANCEL_TASK_SPEC] if background.listed() else []
 
 
 def _text(call: ToolCall, text: str, *, error: bool = False) -> ToolResult:

@@ -116,6 +116,23 @@ def list_page(
     return result
 
 
+def answer_page(
+    server: Server,
+    method: str,
+    cursor: str | None,
+    granted: frozenset[str] | None,
+    *,
+    private: bool,
+) -> dict[str, Any]:
+    """One page of a list method as answered, with its caching hint; `private`: the list
+    depends on its caller (their token's scopes, or a front's tools listed per caller)."""
+    page = list_page(server, method, cursor, granted)
+    result = _finish(server, method, {"resultType": "complete", **page})
+    if private:
+        result["cacheScope"] = "private"  # depends on the caller (CACHE-*)
+    return result
+
+
 def _lister(method: str) -> Handler:
     """A paginated, cacheable list method whose pages are encoded once per change (TOOL-06/07).
 
@@ -129,10 +146,7 @@ def _lister(method: str) -> Handler:
         cached = server.list_cache.get(cache_key)
         if cached is not None:
             return cached
-        page = list_page(server, method, cursor, granted)
-        result = _finish(server, method, {"resultType": "complete", **page})
-        if granted is not None:
-            result["cacheScope"] = "private"  # depends on the caller's token (CACHE-*)
+        result = answer_page(server, method, cursor, granted, private=granted is not None)
         encoded = Fragment(orjson.dumps(result))
         server.list_cache[cache_key] = encoded
         return encoded
