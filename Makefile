@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN     = $(VENV)/bin
 STAMP   = $(VENV)/.installed-stamp
 
-.PHONY: test lint typecheck unit demo demo-ui screenshots docs conformance bench clean eval-tools eval-screening
+.PHONY: test lint typecheck unit demo demo-ui screenshots docs conformance bench clean eval-tools eval-tools-cv eval-screening
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { echo "mcpkit needs Python 3.11+ (set PYTHON=...)"; exit 1; }
@@ -50,6 +50,9 @@ screenshots: $(STAMP)
 # default end to end (5 to 10 minutes; the dev extras bring the embedding model).
 eval-tools: $(STAMP)
 	$(BIN)/python eval/tool_search.py
+
+eval-tools-cv: $(STAMP)
+	$(BIN)/python eval/cross_validate.py
 
 eval-screening: $(STAMP)
 	$(BIN)/python eval/screening.py

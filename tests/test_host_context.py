@@ -32,7 +32,7 @@ from host_support import (
 )
 from mcpkit.host import ConsentPolicy, Host, parse_config
 from mcpkit.host.results import IMAGE_MAX_BYTES, IMAGE_MAX_SIDE, image_size
-from support import ROOT
+from support import ROOT, ask
 
 SERVERS = ROOT / "tests/servers"
 #: Real catalogues served by tests/servers/catalogue_server.py: 301 tools in all.
@@ -194,3 +194,16 @@ async def test_links_audience_and_instructions(provider: str) -> None:
 def test_servers_exist() -> None:
     for name in CATALOGUES:
         assert Path(ROOT / f"tests/data/tool_catalogues/{name}.json").is_file()
+
+
+async def test_catalogue_servers_list_titles_and_hints_as_recorded() -> None:
+    # Tool search reads a tool's annotations' title (ToolDoc.from_tool): the recorded servers
+    # list it, so `make eval-tools` ranks what a host sees of the real servers.
+    sys.path.insert(0, str(SERVERS))
+    from catalogue_server import HINTS, catalogue_server
+
+    recorded = json.loads((ROOT / "tests/data/tool_catalogues/hubspot.json").read_text())["tools"]
+    listed = {t["name"]: t for t in (await ask(catalogue_server("hubspot"), "tools/list"))["tools"]}
+    for tool in recorded:
+        want = {k: v for k, v in tool["annotations"].items() if k in HINTS}
+        assert want.get("title") and listed[tool["name"]]["annotations"] == want

@@ -186,6 +186,35 @@ def test_identifiers_imply_the_noun_they_name() -> None:
     assert ranker.search("Assign DOC-4 to Priya", 2)[0].key == "j__assign"
 
 
+def test_a_parameters_allowed_values_are_words_of_the_tool() -> None:
+    # "Approve" names no tool; it is one of the values the review tool's `event` takes.
+    review = {"name": "pull_request_review", "description": "Review a pull request."}
+    schema = {
+        "type": "object",
+        "properties": {
+            "event": {"type": "string", "description": "The outcome",
+                      "enum": ["APPROVE", "REQUEST_CHANGES", "COMMENT"]},
+            "labels": {"type": "array", "items": {"type": "string", "enum": ["urgent"]}},
+            "body": {"type": "string"},
+        },
+    }  # fmt: skip
+    doc = ToolDoc.from_tool("gh__review", "gh", review, schema)
+    assert doc.parameters == (
+        ("event", "The outcome (APPROVE, REQUEST_CHANGES, COMMENT)"),
+        ("labels", "(urgent)"),
+        ("body", ""),
+    )
+    merge = {"name": "pull_request_merge", "description": "Merge a pull request."}
+    plain = {"type": "object", "properties": {"method": {"type": "string"}}}
+    docs = [ToolDoc.from_tool("gh__merge", "gh", merge, plain), doc]
+    ranker = BM25Ranker()
+    ranker.index(docs)
+    assert [h.key for h in ranker.search("Approve pull request 5", 2)] == [
+        "gh__review",
+        "gh__merge",
+    ]
+
+
 #: A plain install, in a real interpreter: every finder on the meta path is wrapped so that it
 #: finds none of the `host` and `search` extras (nor what they bring along), exactly as if they
 #: were not installed (`import` raises ModuleNotFoundError, `find_spec` answers None).

@@ -1,5 +1,6 @@
 """Serves the recorded tool catalogues of real servers (tests/data/tool_catalogues), each as its
-own MCP server: `python catalogue_server.py NAME` over stdio, or
+own MCP server (names, titles, descriptions, input schemas and annotations as recorded):
+`python catalogue_server.py NAME` over stdio, or
 `python catalogue_server.py --http PORT NAME...` over Streamable HTTP at /NAME/mcp (one process
 for many servers: quick to start). Every tool answers with its name and arguments, so a test can
 see which tool a model's call reached."""
@@ -12,9 +13,26 @@ from pathlib import Path
 from typing import Any
 
 from mcpkit import Server
+from mcpkit.protocol.content import ToolAnnotations
 from mcpkit.server.tools import Tool
 
 DATA = Path(__file__).resolve().parent.parent / "data/tool_catalogues"
+#: `ToolAnnotations` fields by their names on the wire.
+HINTS = {
+    "title": "title",
+    "readOnlyHint": "read_only_hint",
+    "destructiveHint": "destructive_hint",
+    "idempotentHint": "idempotent_hint",
+    "openWorldHint": "open_world_hint",
+}
+
+
+def annotations(tool: dict[str, Any]) -> ToolAnnotations | None:
+    """The recorded tool's annotations (its title and hints), as its server listed them."""
+    raw = tool.get("annotations")
+    if not isinstance(raw, dict) or not raw:
+        return None
+    return ToolAnnotations(**{HINTS[k]: v for k, v in raw.items() if k in HINTS})
 
 
 def catalogue_server(name: str) -> Server:
@@ -32,6 +50,7 @@ def catalogue_server(name: str) -> Server:
                 title=tool.get("title"),
                 description=tool.get("description") or "",
                 input_schema=tool.get("inputSchema") or {"type": "object"},
+                annotations=annotations(tool),
             )
         )
     return server

@@ -49,7 +49,7 @@ class ToolDoc:
     server: str = ""
     title: str = ""
     description: str = ""
-    parameters: tuple[tuple[str, str], ...] = ()  # (name, description)
+    parameters: tuple[tuple[str, str], ...] = ()  # (name, description and allowed values)
 
     @classmethod
     def from_tool(
@@ -57,7 +57,7 @@ class ToolDoc:
     ) -> ToolDoc:
         props = input_schema.get("properties")
         params = tuple(
-            (str(name), str(spec.get("description") or "") if isinstance(spec, dict) else "")
+            (str(name), _parameter_text(spec))
             for name, spec in (props.items() if isinstance(props, dict) else ())
         )
         title = tool.get("title") or (tool.get("annotations") or {}).get("title") or ""
@@ -65,6 +65,18 @@ class ToolDoc:
             key, str(tool.get("name", key)), server, str(title),
             str(tool.get("description") or ""), params,
         )  # fmt: skip
+
+
+def _parameter_text(spec: Any) -> str:
+    """A parameter's description and the values it allows: a request often names the value
+    ("approve" the pull request, the "open" ones, "on track") and not the tool."""
+    if not isinstance(spec, dict):
+        return ""
+    items = spec.get("items")
+    values = [spec.get("enum"), items.get("enum") if isinstance(items, dict) else None]
+    allowed = [str(v) for each in values if isinstance(each, list) for v in each]
+    text = str(spec.get("description") or "")
+    return f"{text} ({', '.join(allowed)})".strip() if allowed else text
 
 
 @dataclass(frozen=True, slots=True)
