@@ -42,10 +42,14 @@ def npm_metadata(node: Path, package: str) -> dict[str, Any]:
     if licence == "unknown" and (folder / "LICENSE").is_file():
         licence = first_line(folder / "LICENSE")
     if licence.startswith("SEE LICENSE"):  # no LICENSE file shipped: the README names it
-        readme = (folder / "README.md").read_text(encoding="utf-8")
-        found = re.search(r"licensed under the ([\w.\- ]+?) License", readme)
-        licence = f"{found.group(1)} (from the package README)" if found else licence
+        licence = from_readme((folder / "README.md").read_text(encoding="utf-8"), licence)
     return {"version": meta["version"], "license": licence}
+
+
+def from_readme(readme: str, otherwise: str) -> str:
+    """The licence a package's README names, for a package whose metadata names none."""
+    found = re.search(r"licensed under the ([\w.\- ]+?) License", readme)
+    return f"{found.group(1)} (from the package README)" if found else otherwise
 
 
 def first_line(path: Path) -> str:
@@ -61,12 +65,15 @@ def pypi_metadata(venv: Path, package: str) -> dict[str, Any]:
         "if c.startswith('License')), None) or "
         "next((f.read_text().strip().splitlines()[0] for f in dist.files or [] "
         "if f.name.startswith('LICENSE')), 'unknown'); "
-        "print(json.dumps({'version': d['Version'], 'license': lic}))"
+        "print(json.dumps({'version': d['Version'], 'license': lic, "
+        "'readme': d.get_payload() or ''}))"
     )
     out = subprocess.run(
         [str(venv / "bin/python"), "-c", code, package], check=True, capture_output=True
     )
-    return dict(json.loads(out.stdout))
+    meta = json.loads(out.stdout)
+    return {"version": meta["version"], "license": from_readme(meta["readme"], meta["license"])
+            if meta["license"] == "unknown" else meta["license"]}  # fmt: skip
 
 
 async def wait_port(port: int) -> None:

@@ -2,7 +2,7 @@
 
 Requests are split by the server of their first labelled tool (`eval/servers.json`): ranking
 choices (the weight of the embeddings' server stage) are made on the `tune` split only, and
-the `held-out` split is only reported. Prints, per ranker and split, recall@1/5/10 and MRR
+the `held-out` and `blind` splits are only reported. Prints, per ranker and split, recall@1/5/10 and MRR
 (within the first 10); the embedding index cold (no stored vectors) and warm (vectors on
 disk, a fresh process's memory); and query latency p50/p95 of the default ranker.
 """
