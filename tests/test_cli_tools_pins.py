@@ -21,6 +21,7 @@ WEATHER = {
     "command": sys.executable,
     "args": ["-m", "mcpkit", "run", str(ROOT / "examples/weather_server.py")],
 }
+DRIFTING = str(ROOT / "tests/servers/drifting_server.py")
 OLD_FORECAST = {
     "name": "forecast",
     "description": "The forecast for a city (the definition first approved).",
@@ -98,6 +99,7 @@ def test_held_tools_are_listed_as_held_and_the_pin_file_is_untouched(tmp_path: P
     assert "weather/forecast: changed since it was pinned" in out
     assert "fresh/forecast: new server: its catalogue awaits approval" in out
     assert f"mcpkit pins approve weather --config {config}" in out
+    assert f"(or in the web UI's side panel: mcpkit ui --config {config})" in out
     assert "weather__forecast" not in out and "fresh__forecast" not in out
     assert "fresh: 0 tools, 1 awaiting approval" in table.stderr
 
@@ -135,3 +137,47 @@ def test_after_pins_approve_the_held_tools_are_listed_as_visible(tmp_path: Path)
     assert "awaiting approval" not in notes
     listed, _ = tools_json(tmp_path, config)
     assert [t["name"] for t in listed] == ["fresh__forecast", "weather__forecast"]
+
+
+def drifting(variant: str, **options: Any) -> dict[str, Any]:
+    return {"command": sys.executable, "args": [DRIFTING, variant], **options}
+
+
+def test_added_renamed_and_flagged_tools_wait_with_why(tmp_path: Path) -> None:
+    pins, config = tmp_path / "pins.json", tmp_path / "fleet.json"
+
+    def write(added: dict[str, Any], renamed: dict[str, Any]) -> None:
+        host = {"pins": str(pins), "startupTimeout": scaled(60)}
+        servers = {"added": added, "renamed": renamed}
+        config.write_text(json.dumps({"mcpServers": servers, "host": host}))
+
+    write(drifting("base"), drifting("base"))
+    for server in ("added", "renamed"):  # approved as configured: echo and poison pinned
+        done = mcpkit(tmp_path, "pins", "approve", server, "--config", str(config))
+        assert done.returncode == 0, done.stderr
+    # Then one adds echo_v2 (its description flagged: held though its additions are
+    # trusted), and the other renames echo to repeat (a new tool: held).
+    write(drifting("poisoned", trustNewTools=True), drifting("renamed"))
+    before, stamp = pins.read_bytes(), pins.stat().st_mtime_ns
+
+    table = mcpkit(tmp_path, "tools", "--config", str(config))
+    assert table.returncode == 0, table.stderr
+    flagged = (
+        "added/echo_v2: new on its server (added, or renamed); flagged by the content checks: "
+    )
+    assert flagged in table.stdout
+    assert "renamed/repeat: new on its server (added, or renamed)\n" in table.stdout
+    shown, _ = tools_json(tmp_path, config, "--held")
+    assert [t["name"] for t in shown["tools"]] == [
+        "added__echo",
+        "added__poison",
+        "renamed__poison",
+    ]
+    held = {
+        (h["server"], h["tool"], h["why"], bool(h["flagged"])) for h in shown["awaitingApproval"]
+    }
+    assert held == {
+        ("added", "echo_v2", "new-tool", True),
+        ("renamed", "repeat", "new-tool", False),
+    }
+    assert pins.read_bytes() == before and pins.stat().st_mtime_ns == stamp
