@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from host_support import RecordingUI
+from mcpkit.host.pins import ToolPins
 from support import ROOT, scaled
 
 WEATHER = {
@@ -42,7 +43,6 @@ def a_host_held_the_change(config: Path, pins: Path) -> None:
     """The pin file as a host leaves it: `forecast` pinned in an older definition, and the
     definition the server sends now recorded as awaiting approval (the agent cannot use it)."""
     from mcpkit.host import ConsentPolicy, Fleet, load_config
-    from mcpkit.host.pins import ToolPins
 
     ToolPins(pins).pin("weather", [OLD_FORECAST])
 
@@ -181,3 +181,24 @@ def test_added_renamed_and_flagged_tools_wait_with_why(tmp_path: Path) -> None:
         ("renamed", "repeat", "new-tool", False),
     }
     assert pins.read_bytes() == before and pins.stat().st_mtime_ns == stamp
+
+
+def test_a_change_only_mcpkit_tools_saw_is_recorded_by_approve_for_review(tmp_path: Path) -> None:
+    # `mcpkit tools` records nothing, so `mcpkit pins approve` first records what it holds
+    # (never approving a definition nobody was shown), and approves it when asked again.
+    pins = tmp_path / "pins.json"
+    config = fleet(tmp_path, pins)
+    ToolPins(pins).pin("weather", [OLD_FORECAST])
+    shown, _ = tools_json(tmp_path, config, "--held", "-s", "weather")
+    assert [(h["tool"], h["why"]) for h in shown["awaitingApproval"]] == [("forecast", "changed")]
+
+    approve = ("pins", "approve", "weather", "--config", str(config))
+    first = mcpkit(tmp_path, *approve)
+    assert first.returncode == 1
+    assert "weather has changes no host had recorded yet, recorded now; review them" in first.stderr
+    diff = mcpkit(tmp_path, "pins", "diff", "weather", "--config", str(config))
+    assert "weather/forecast (pinned)" in diff.stdout, diff.stderr
+    again = mcpkit(tmp_path, *approve)
+    assert again.returncode == 0, again.stderr
+    listed, _ = tools_json(tmp_path, config, "-s", "weather")
+    assert [t["name"] for t in listed] == ["weather__forecast"]
