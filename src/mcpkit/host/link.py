@@ -72,10 +72,8 @@ class ServerLink:
         self.policy = policy
         self.model = model
         self.pins = pins
-        #: Provenance check and sandbox, before each spawn (`launch.py`); a read-only view of
-        #: the pins (`mcpkit tools`) records no provenance beside them.
-        kept = pins.path if pins is not None and not pins.read_only else None
-        self.launch = Launch(config, kept, ui.warn)
+        #: Provenance check and sandbox, before each spawn (`launch.py`).
+        self.launch = Launch(config, pins.writable if pins is not None else None, ui.warn)
         self.restart = restart or Backoff()
         #: How a failed call to this server is tried again, when that is safe (pipeline `Retry`).
         self.retry = retry or RetryPolicy()

@@ -147,6 +147,12 @@ class ToolPins:
         self.error: str | None = None
         self._load()
 
+    @property
+    def writable(self) -> Path | None:
+        """The file, unless this is a read-only view: what is kept beside the pins
+        (provenance, sandbox packages) is not written beside a read-only view either."""
+        return None if self.read_only else self.path
+
     # -- the host's view ---------------------------------------------------------------
     def review(self, server: str, tools: list[Definition], *, trust_new: bool = False) -> PinReview:
         """Offer the tools matching their pin; withhold and record the others (changed, new,
