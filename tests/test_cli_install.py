@@ -220,16 +220,18 @@ def test_a_plain_json_file_gets_no_backup(home: Path) -> None:
 
 
 def _tools_json(config: Path) -> list[dict[str, Any]]:
-    """`mcpkit tools --config FILE --json`, run as the user runs it."""
+    """`mcpkit tools --config FILE --json --held`, run as the user runs it: the tools listed,
+    offered or (the server is new to the pins) awaiting approval."""
     done = subprocess.run(
-        [sys.executable, "-m", "mcpkit", "tools", "--config", str(config), "--json"],
+        [sys.executable, "-m", "mcpkit", "tools", "--config", str(config), "--json", "--held"],
         capture_output=True,
         text=True,
         timeout=scaled(60),
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    listed: list[dict[str, Any]] = json.loads(done.stdout)
+    shown = json.loads(done.stdout)
+    listed: list[dict[str, Any]] = [*shown["tools"], *shown["awaitingApproval"]]
     return listed
 
 

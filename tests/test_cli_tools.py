@@ -16,9 +16,11 @@ import pytest
 
 from support import ROOT, scaled
 
+# Trusted to add tools: offered on first sight (test_cli_tools_pins.py: the held ones).
 WEATHER = {
     "command": sys.executable,
     "args": ["-m", "mcpkit", "run", str(ROOT / "examples/weather_server.py")],
+    "trustNewTools": True,
 }
 DEAD = {
     "command": sys.executable,
@@ -29,6 +31,7 @@ HUNG = {"command": sys.executable, "args": ["-c", "import sys; sys.stdin.read()"
 NOISY = {
     "command": sys.executable,
     "args": [str(ROOT / "tests/servers/northwind_faults.py"), "noisy"],
+    "trustNewTools": True,
 }
 
 
@@ -36,7 +39,8 @@ def tools(
     tmp_path: Path, servers: dict[str, Any], startup: float
 ) -> tuple[subprocess.CompletedProcess[str], float]:
     config = tmp_path / "fleet.json"
-    config.write_text(json.dumps({"mcpServers": servers, "host": {"startupTimeout": startup}}))
+    host = {"startupTimeout": startup, "pins": str(tmp_path / "pins.json")}
+    config.write_text(json.dumps({"mcpServers": servers, "host": host}))
     began = time.monotonic()
     done = subprocess.run(
         [sys.executable, "-m", "mcpkit", "tools", "--config", str(config), "--json"],

@@ -76,6 +76,7 @@ def test_mcpkit_tools_lists_a_lazy_server_from_its_record_and_no_cache_starts_it
 ) -> None:
     config = tmp_path / "fleet.json"
     entry = {"command": sys.executable, "args": [SERVER, str(tmp_path), "a"], "start": "lazy"}
+    entry["trustNewTools"] = True  # listed as the model sees it: offered, not held
     config.write_text(json.dumps({"mcpServers": {"a": entry}}))
     env = {**os.environ, "XDG_STATE_HOME": str(tmp_path / "state")}
 

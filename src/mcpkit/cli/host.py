@@ -1,8 +1,8 @@
-"""`mcpkit host` (chat with an agent over the configured servers) and `mcpkit tools`."""
+"""`mcpkit host`: chat with an agent over the configured servers (`mcpkit tools` is in
+tools.py)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -183,86 +183,6 @@ def _check_servers(config: Any, servers: list[str] | None) -> None:
         if name not in names:
             hint = did_you_mean(name, names) or f" (have: {', '.join(names) or 'none'})"
             raise CLIError(f"no server {name!r} in the configuration{hint}")
-
-
-def tools(
-    config: ConfigOpt = None,
-    servers: ServersOpt = None,
-    json_output: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
-    no_cache: NoCacheOpt = False,
-) -> None:
-    """Print the namespaced tool catalogue the model would see.
-
-    The servers start in parallel, each with a line on stderr, for `host.startupTimeout`
-    seconds at most; then each server's outcome (its tool count, or why it is not listed)
-    and the catalogue on stdout (a table, or JSON with --json). Exit code 1 when a server
-    is not listed (it failed, or was still starting). A lazy server is listed from its record
-    (not started) unless it has none, or with --no-cache."""
-    import asyncio
-
-    from ..host import ConfigError, ConsentPolicy, Fleet, HostSettings
-    from ..host.paths import state_path
-    from ..host.records import RecordStore
-    from ..host.terminal import TerminalUI
-    from .output import stderr_console, stdout_console
-    from .startup import start_in_view
-
-    cfg = _load(config)
-    _check_servers(cfg, servers)
-    try:
-        settings = HostSettings.from_config(cfg)
-    except ConfigError as exc:
-        raise CLIError(str(exc)) from None
-    timeout = settings.startup_timeout
-    records = None
-    if settings.cache and not no_cache:
-        records = RecordStore(settings.records or state_path("servers"))
-    notes = stderr_console()
-
-    async def work() -> tuple[list[Any], list[Any]]:
-        fleet = Fleet(cfg, TerminalUI(notes), ConsentPolicy(), servers=servers, records=records)
-        try:
-            outcomes = await start_in_view(fleet, timeout, notes)
-            names = sorted(t.name for t in fleet.catalog())
-            return [(alias, fleet.lookup(alias)) for alias in names], outcomes
-        finally:
-            await fleet.close()
-
-    rows, outcomes = asyncio.run(work())
-    ready = sum(o.ending == "ready" for o in outcomes)
-    notes.print(
-        f"{len(rows)} tool{'' if len(rows) == 1 else 's'} from {ready} of {len(outcomes)} "
-        f"server{'' if len(outcomes) == 1 else 's'}",
-        markup=False,
-    )
-    if json_output:
-        typer.echo(json.dumps([_tool_json(a, t) for a, t in rows], indent=2))
-    else:
-        _tool_table(stdout_console(), rows)
-    if ready < sum(o.ending != "disabled" for o in outcomes):
-        raise typer.Exit(1)  # a server is missing from the catalogue (failed, or still starting)
-
-
-def _tool_json(alias: str, target: Any) -> dict[str, Any]:
-    return {
-        "name": alias,
-        "server": target.link.name,
-        "tool": target.tool.name,
-        "inputSchema": target.schema.schema,
-    }
-
-
-def _tool_table(console: Any, rows: list[Any]) -> None:
-    from rich.table import Table
-
-    table = Table("Name for the model", "Server", "Description")
-    for alias, target in rows:
-        table.add_row(
-            alias,
-            target.link.name + (" (trusted)" if target.link.config.trusted else ""),
-            (target.tool.description or "").splitlines()[0] if target.tool.description else "",
-        )
-    console.print(table)
 
 
 def host(

@@ -235,10 +235,11 @@ def _register_commands() -> None:
     from .client_commands import call, discover, list_, prompt, read
     from .dev import dev
     from .gateway import gateway
-    from .host import host, tools
+    from .host import host
     from .install import install
     from .lint import lint
     from .pins import app as pins_app
+    from .tools import tools
     from .ui import ui
 
     # In the order `mcpkit --help` lists them (the `pins` group between the two).

@@ -78,7 +78,8 @@ def approve(
     pins: PinsOpt = None,
 ) -> None:
     """Pin the new and changed definitions of a server (or one tool): the host offers them.
-    A configured server never seen yet is started and its whole catalogue pinned."""
+    A configured server never seen yet is started and its whole catalogue pinned; changes no
+    host has recorded yet (`mcpkit tools` records none) are recorded for review first."""
     store = _pins(config, pins)
     approved = store.approve(server, tool)
     if not approved and tool is None and not store.approved(server):
@@ -87,7 +88,12 @@ def approve(
         return
     if not approved:
         what = f"{server}/{tool}" if tool else server
-        fail(f"nothing to approve for {what} (see: mcpkit pins list)")
+        if not record_changes(store, config, server, tool):
+            fail(f"nothing to approve for {what} (see: mcpkit pins list)")
+        fail(
+            f"nothing approved: {what} has changes no host had recorded yet, recorded now; "
+            f"review them (mcpkit pins diff {server}), then run this again"
+        )
     for change in approved:
         typer.echo(f"approved {change.server}/{change.tool} ({change.digest})")
 
@@ -107,17 +113,34 @@ def approve_catalogue(store: ToolPins, config: Path | None, server: str) -> int:
     server is configured, before any host sees it). Returns how many were pinned."""
     import asyncio
 
-    from ..host import ConfigError, load_config
-
-    try:
-        entry = load_config(config).servers.get(server)
-    except ConfigError as exc:
-        fail(str(exc))
+    entry = _entry(config, server)
     if entry is None:
         fail(f"no server {server!r} in the configuration, and nothing of it to approve")
     tools = asyncio.run(_catalogue(entry))
     store.pin(server, tools)
     return len(tools)
+
+
+def record_changes(store: ToolPins, config: Path | None, server: str, tool: str | None) -> int:
+    """Start the configured `server` and record what differs from its pins as awaiting
+    approval, as a host meeting it would. Returns how many of those (of `tool`) wait now."""
+    import asyncio
+
+    entry = _entry(config, server)
+    if entry is None:
+        return 0
+    tools = asyncio.run(_catalogue(entry))
+    review = store.review(server, tools, trust_new=entry.trust_new_tools)
+    return sum(tool is None or c.tool == tool for c in review.withheld)
+
+
+def _entry(config: Path | None, server: str) -> ServerConfig | None:
+    from ..host import ConfigError, load_config
+
+    try:
+        return load_config(config).servers.get(server)
+    except ConfigError as exc:
+        fail(str(exc))
 
 
 async def _catalogue(entry: ServerConfig) -> list[dict[str, Any]]:

@@ -59,6 +59,8 @@ class _Board:
             detail = f"{count} tool{'' if count == 1 else 's'}"
             if link.idle:  # a lazy server, listed from its record
                 detail += f" ({link.detail})"
+            if link.withheld:  # held by the pins: listed after the catalogue
+                detail += f", {len(link.withheld)} awaiting approval"
             outcome = Outcome(link.name, "ready", detail, seconds)
         elif link.tried:
             outcome = Outcome(link.name, "failed", link.detail or "it did not start", seconds)

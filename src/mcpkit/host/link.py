@@ -73,7 +73,7 @@ class ServerLink:
         self.model = model
         self.pins = pins
         #: Provenance check and sandbox, before each spawn (`launch.py`).
-        self.launch = Launch(config, pins.path if pins is not None else None, ui.warn)
+        self.launch = Launch(config, pins.writable if pins is not None else None, ui.warn)
         self.restart = restart or Backoff()
         #: How a failed call to this server is tried again, when that is safe (pipeline `Retry`).
         self.retry = retry or RetryPolicy()

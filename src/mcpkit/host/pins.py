@@ -130,17 +130,28 @@ class PinEntry:
 class ToolPins:
     """The pin file. `flag` holds a definition not yet approved for a reason of its own, even
     on a server whose additions are trusted: by default the content checks
-    (`screening.flag`: instruction-like text, hidden characters); None turns that off."""
+    (`screening.flag`: instruction-like text, hidden characters); None turns that off.
+    `read_only`: review and approve in memory only, never writing (or creating) the file:
+    `mcpkit tools` shows what a host would hold."""
 
-    def __init__(self, path: str | Path | None, *, flag: Flag | None = content_flag) -> None:
+    def __init__(
+        self, path: str | Path | None, *, flag: Flag | None = content_flag, read_only: bool = False
+    ) -> None:
         self.path = Path(path).expanduser() if path is not None else None
         self.flag = flag
+        self.read_only = read_only
         self._servers: dict[str, dict[str, dict[str, Any]]] = {}
         self._stamp: tuple[int, int] | None = None
         self._reported: set[tuple[str, str, str]] = set()
         #: Why the file could not be read; while set, it is never overwritten.
         self.error: str | None = None
         self._load()
+
+    @property
+    def writable(self) -> Path | None:
+        """The file, unless this is a read-only view: what is kept beside the pins
+        (provenance, sandbox packages) is not written beside a read-only view either."""
+        return None if self.read_only else self.path
 
     # -- the host's view ---------------------------------------------------------------
     def review(self, server: str, tools: list[Definition], *, trust_new: bool = False) -> PinReview:
@@ -246,7 +257,7 @@ class ToolPins:
         self._servers = _parse(data)
 
     def _save(self) -> None:
-        if self.path is None or self.error is not None:
+        if self.path is None or self.error is not None or self.read_only:
             return  # an unreadable pin file is never replaced by a fresh one (that re-pins all)
         data = {"version": 2, "servers": self._servers}
         write_atomic(self.path, json.dumps(data, indent=1, sort_keys=True).encode())
