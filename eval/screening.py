@@ -1,7 +1,7 @@
 """`make eval-screening`: how well the content checks hold poisoned tool definitions.
 
 The labelled set (eval/screening.json: poisoned definitions written after published
-tool-poisoning examples, and clean near misses) and the 26 real catalogues of
+tool-poisoning examples, and clean near misses) and the real catalogues of
 `make eval-tools` (tests/data/tool_catalogues, every tool clean) go through
 `mcpkit.host.screening.flag`, each tool with the other servers' tool names as `others` (as the
 host passes them). Printed: precision and recall of "held for approval", the misses, every

@@ -1,10 +1,10 @@
 """Instruction-like text: what reads as orders to the model rather than a tool's description.
 
 Each pattern has a kind and a weight: `hold` patterns alone flag a definition for the user's
-approval; `hint` patterns only together with another finding (a careful real description may
+approval; `hint` patterns only beside a hint of another rule (a careful real description may
 say "you must give a path" or name a token it needs). Written after published tool-poisoning
-examples (see eval/screening.json for the sources) and checked against the 26 real catalogues
-of `make eval-tools` (`make eval-screening`).
+examples (see eval/screening.json for the sources) and checked against the real catalogues
+of tests/data/tool_catalogues (`make eval-screening`).
 """
 
 from __future__ import annotations
