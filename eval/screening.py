@@ -1,7 +1,7 @@
 """`make eval-screening`: how well the content checks hold poisoned tool definitions.
 
 The labelled set (eval/screening.json: poisoned definitions written after published
-tool-poisoning examples, and clean near misses) and the 26 real catalogues of
+tool-poisoning examples, and clean near misses) and the real catalogues of
 `make eval-tools` (tests/data/tool_catalogues, every tool clean) go through
 `mcpkit.host.screening.flag`, each tool with the other servers' tool names as `others` (as the
 host passes them). Printed: precision and recall of "held for approval", the misses, every
@@ -95,16 +95,18 @@ def main() -> None:
         print(f"  {i}: {r}")
     for name, part in sorted(parts.items()):
         part_precision, part_recall = scores(part)
+        held = sum(1 for _, bad, r in part if not bad and r is not None)
         print(
             f"{name} part ({len(part)} definitions): "
-            f"precision {part_precision:.3f}  recall {part_recall:.3f}"
+            f"precision {part_precision:.3f}  recall {part_recall:.3f}  clean held {held}"
         )
     print(f"precision {precision:.3f}  recall {recall:.3f}")
 
 
 def _part(item: dict[str, Any]) -> str:
-    """`held-out`: never tuned on; `tune`: the rest (written with the rules, or tuned on after)."""
-    return "held-out" if item.get("set") == "held-out" else "tune"
+    """`held-out`: never tuned on; `real`: real tools the rules once held (clean, tuned on);
+    `tune`: the rest (written with the rules, or tuned on after)."""
+    return str(item["set"]) if item.get("set") in ("held-out", "real") else "tune"
 
 
 def scores(rows: list[tuple[str, bool, str | None]]) -> tuple[float, float]:

@@ -138,10 +138,12 @@ def test_look_alike_names_are_flagged() -> None:
 
 
 def test_one_hint_is_not_enough_but_two_are() -> None:
-    assert flag(tool("Adds. You must give both numbers.")) is None
-    long = tool("Adds. You must give both numbers. " + "Numbers are added. " * 500)
+    assert flag(tool("Adds. Always call this tool first.")) is None
+    long = tool("Adds. Always call this tool first. " + "Numbers are added. " * 500)
     reason = flag(long)
     assert reason is not None and "orders the model about" in reason and "characters" in reason
+    # "you must" about the tool's own arguments is what real catalogues say: no sign at all
+    assert flag(tool("Adds. You must give both numbers. " + "Numbers are added. " * 500)) is None
 
 
 def test_clean_definitions_pass() -> None:

@@ -47,12 +47,14 @@ class Finding:
     """`kind`: hidden-characters, addresses-model, asks-for-secrets, exfiltration,
     names-other-tools, reads-as-orders (the embedding signal), look-alike-name or oversized. `where`: the field path
     (`inputSchema.properties.path.description`). `hold`: enough on its own to hold the
-    definition for approval (the others hold it only in pairs)."""
+    definition for approval (the others hold it only in pairs, of two different rules: a
+    rule repeated across fields is one sign). `rule`: which phrase rule (empty: the kind's)."""
 
     kind: str
     where: str
     text: str
     hold: bool = True
+    rule: str = ""
 
     def __str__(self) -> str:
         return f"{self.where}: {self.text}"
@@ -80,11 +82,16 @@ class Screening:
 
     @property
     def reason(self) -> str | None:
-        """Why to hold it for approval: a holding finding, or two hints; None: no reason."""
+        """Why to hold it for approval: a holding finding, or hints of two different rules
+        (real catalogues repeat one order, "ALWAYS use `jq`", across fields); None: no reason."""
         strong = [f for f in self.findings if f.hold]
         if strong:
             return str(strong[0])
-        hints = [f for f in self.findings if not f.hold]
+        rules: dict[str, Finding] = {}
+        for f in self.findings:
+            if not f.hold:
+                rules.setdefault(f.rule or f.kind, f)
+        hints = list(rules.values())
         if len(hints) >= 2:
             return f"{hints[0]}; {hints[1]}"
         return None
@@ -111,7 +118,7 @@ def screen_definition(
             cleaned[key] = _clean(value, key, findings, texts)
         else:
             cleaned[key] = value
-    mine = [str(raw.get("name", "")), *own]
+    mine = [str(raw.get("name", "")), *own, *_choices(raw.get("inputSchema"))]
     names = [o for o in others if not any(_same(o, m) for m in mine)]
     for where, text in texts:
         findings.extend(_instructions(where, text, names))
@@ -134,6 +141,22 @@ def flag(
 ) -> str | None:
     """Why `raw` should wait for the user's approval before the model sees it, or None."""
     return screen_definition(raw, others=others, own=own, semantic=semantic).reason
+
+
+def _choices(schema: Any) -> Iterator[str]:
+    """The string values of every `enum` and `const` in `schema`: a tool's own operations
+    (GitHub's `issue_read` takes `method: get_comments`), not another server's tool."""
+    if isinstance(schema, list):
+        for item in schema:
+            yield from _choices(item)
+    elif isinstance(schema, dict):
+        for key, value in schema.items():
+            if key == "enum" and isinstance(value, list):
+                yield from (v for v in value if isinstance(v, str))
+            elif key == "const" and isinstance(value, str):
+                yield value
+            else:
+                yield from _choices(value)
 
 
 def _same(other: str, mine: str) -> bool:
@@ -203,7 +226,8 @@ def _hidden(where: str, removed: Removed) -> Finding:
 
 def _instructions(where: str, text: str, others: list[str]) -> Iterator[Finding]:
     for match in find_phrases(text):
-        yield Finding(match.kind, where, f"{match.text} ({match.excerpt!r})", match.hold)
+        shown = f"{match.text} ({match.excerpt!r})"
+        yield Finding(match.kind, where, shown, match.hold, match.text)
     named = named_tools(text, others)
     if named:
         shown = ", ".join(repr(n) for n in named[:3])

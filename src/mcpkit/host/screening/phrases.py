@@ -1,10 +1,10 @@
 """Instruction-like text: what reads as orders to the model rather than a tool's description.
 
 Each pattern has a kind and a weight: `hold` patterns alone flag a definition for the user's
-approval; `hint` patterns only together with another finding (a careful real description may
+approval; `hint` patterns only beside a hint of another rule (a careful real description may
 say "you must give a path" or name a token it needs). Written after published tool-poisoning
-examples (see eval/screening.json for the sources) and checked against the 26 real catalogues
-of `make eval-tools` (`make eval-screening`).
+examples (see eval/screening.json for the sources) and checked against the real catalogues
+of tests/data/tool_catalogues (`make eval-screening`).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ addresses-model hold: tells the model to ignore its instructions
     rules|directions|prompts?|guidelines|messages)\b
 
 addresses-model hold: an <IMPORTANT>-style block addressed to the model
-    <\s*/?\s*(?:important|system|instructions?|secret|hidden|admin|critical)\s*>|
+    <\s*/?\s*(?:important|system|secret|hidden|admin|critical)\s*>|
     \[/?INST\]|<\|im_start\|>|\{\{\s*system
 
 addresses-model hold: tells the model to keep something from the user
@@ -43,7 +43,7 @@ addresses-model hold: tells the model to keep something from the user
     \b(?:hide|conceal|keep)\b[\w\s]{0,20}?\bfrom\s+the\s+user\b|
     \bthe\s+user\s+(?:must|should)\s*(?:not|n't)\s+(?:know|see|notice|be\s+told)
 
-addresses-model hold: speaks to the model as its operator
+addresses-model hint: speaks to the model as its operator
     \b(?:note|message|instructions?|attention)\s+(?:to|for)\s+(?:the\s+)?(?:ai|assistant|
     model|llm|agent)\b|\bas\s+an\s+ai\b|\byour\s+(?:new|real|true)\s+(?:task|instructions?|
     goal|role)\b|\bsystem\s+prompt\b|\bthis\s+is\s+(?:very\s+|extremely\s+)?important\b
@@ -71,9 +71,8 @@ exfiltration hold: sends data out quietly
     forward|transmit|copy|share|exfiltrat\w*)(?:s|es|ed|ing)?\b
 
 addresses-model hint: orders the model about
-    \byou\s+(?:must|have\s+to|are\s+required\s+to|need\s+to|shall)\b|
     \bbefore\s+(?:using|calling|running)\s+(?:this|any)\b[\w\s]{0,30}?\b(?:you|first)\b|
-    \b(?:always|first)\s+(?:call|use|run|invoke|read)\b
+    \b(?:always|first)\s+(?:call|use|run|invoke)\s+(?:this|me)\b
 
 asks-for-secrets hold: asks for a secret file
     \b(?:read|include|pass|send|cat|open|attach|append|upload|copy|provide|content|put|load|
@@ -97,7 +96,7 @@ exfiltration hold: copies mail to someone else
     \b(?:e-?mails?|messages?)\b|\b(?:change|replace|set)\s+the\s+recipient
 
 addresses-model hold: speaks to the model by name, as a letter's greeting
-    (?:^|[.!?;>\]\n]\s*|\bdear\s+)(?:the\s+)?(?:(?:ai|llm)\s+)?(?:assistant|ai|model|llm|
+    (?:(?:^|[.!?;>\]]\s*|\bdear\s+)(?:the\s+)?|\n\s*)(?:(?:ai|llm)\s+)?(?:assistant|ai|model|llm|
     agent|chatbot)s?(?:\s+reading\s+this)?\s*[:,](?!\s*\d)
 
 addresses-model hold: gives the model a new role or says who it serves now
@@ -108,7 +107,7 @@ addresses-model hold: gives the model a new role or says who it serves now
     \b(?:ai|assistants?|llms?|models?|agents?)\s+reading\s+this\b
 
 addresses-model hold: a [system]-style block
-    \[\s*/?\s*(?:system|important|admin|instructions?|assistant)\s*\]
+    \[\s*/?\s*(?:system|admin|instructions?|assistant)\s*\]
 
 addresses-model hold: pushes the model to prefer this tool over others
     \b(?:pick|prefer|choose|use|select)\s+this\s+(?:tool|server|one)\s+(?:over|instead\s+of|
@@ -158,7 +157,7 @@ _PARTS = {
         add|insert|copy|paste|supply|fill|embed|write)\b""",
     "SEND": r"""(?:send|forward|post|upload|transmit|e-?mail|mail|bcc|cc|copy|leak|
         exfiltrat\w*|redirect)""",
-    "DEST": r"""(?:(?:https?|ftp|wss?)://(?!(?:www\.)?example\.)[^\s\"'<>]+|
+    "DEST": r"""(?:(?:https?|ftp|wss?)://(?!(?:www\.)?example\.)[\w-]+\.[^\s\"'<>]+|
         [\w.+-]+@(?!example\.)[\w-]+\.[\w.]+)""",
 }
 
