@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import operator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
     from ..telemetry.config import Telemetry
 from .schemas import AdaptedSchema, adapt, without
 from .screening import Screening
-from .screening.catalogue import DefinitionScreen
+from .screening.catalogue import DefinitionScreen, OtherNames
 from .supervision import LinkState, StateChange
 from .ui import HostUI
 
@@ -93,6 +94,11 @@ class Fleet:
         self.pins = pins
         self.names = ToolNames([])
         self._targets: dict[str, Target] = {}
+        #: What each server offered at the last rebuild (its alias, its tools' definitions).
+        self._generation: dict[str, tuple[str | None, list[dict[str, Any]]]] | None = None
+        #: How many times the catalogue was rebuilt (a round with no change rebuilds nothing).
+        self.rebuilds = 0
+        self._built: dict[str, tuple[list[str], list[Screening], dict[str, Target]]] = {}
         self._started = False
         self._shown: dict[str, tuple[LinkState, str | None]] = {}
         #: Content checks of each definition (`host.screening`), reported once each.
@@ -160,6 +166,11 @@ class Fleet:
         await self.links[name].until(*states)
 
     def _rebuild(self) -> None:
+        """The model's names and each tool's target, from what each server offers now. Only
+        when that changed since the last rebuild (a server's tools, or whether they are
+        offered); a definition is screened again only when it, or the other servers' names
+        it mentions or looks like, changed (`OtherNames`): a round with no change costs one
+        comparison per server, a server that comes up one screening per tool it brings."""
         # Up, or restarting after it was: the tools it last offered stay known.
         # Idle (a lazy server not running): the tools of its record, or of its last listing.
         up = [link for link in self.links.values() if link.up or link.idle or _restarting(link)]
@@ -170,31 +181,46 @@ class Fleet:
             ]
             for link in up
         }
+        generation = {
+            link.name: (link.config.alias, [t.raw for t in offered[link.name]]) for link in up
+        }
+        if generation == self._generation:
+            return
+        self._generation = generation
+        self.rebuilds += 1
         self.names = ToolNames(
             [(name, t.name) for name, tools in offered.items() for t in tools],
             {link.name: link.config.alias for link in up if link.config.alias},  # readable prefixes
         )
+        index = OtherNames(
+            {
+                server: [n for t in tools for n in (t.name, self.names.alias(server, t.name))]
+                for server, tools in offered.items()
+            }
+        )
         self._targets = {}
         for link in up:
-            owned = set(link.config.host_owned)
-            screened = self._screen_tools(link.name, offered)
-            for tool, screening in zip(offered[link.name], screened, strict=True):
-                if screening.hidden:
-                    tool = Tool.from_wire(screening.offered)
-                schema = adapt(without(tool.input_schema, owned))
-                self._targets[self.names.alias(link.name, tool.name)] = Target(link, tool, schema)
+            self._targets.update(self._targets_of(link, offered[link.name], index))
 
-    def _screen_tools(self, server: str, offered: dict[str, list[Tool]]) -> list[Screening]:
-        """The content checks of one server's tools, against every other server's tool names
-        (as the server calls them and as the model does)."""
-        others = [
-            name
-            for other, tools in offered.items()
-            if other != server
-            for t in tools
-            for name in (t.name, self.names.alias(other, t.name))
-        ]
-        return self.screen.screen(server, [t.raw for t in offered[server]], others)
+    def _targets_of(
+        self, link: ServerLink, tools: list[Tool], index: OtherNames
+    ) -> dict[str, Target]:
+        """One server's tools by the model's names; those of the last rebuild when neither
+        their screenings nor their names changed."""
+        screened = self.screen.screen(link.name, [t.raw for t in tools], index)
+        aliases = [self.names.alias(link.name, t.name) for t in tools]
+        last = self._built.get(link.name)
+        # equal aliases: as many tools as last time, so the screenings pair one to one
+        if last is not None and last[0] == aliases and all(map(operator.is_, last[1], screened)):
+            return last[2]
+        owned = set(link.config.host_owned)
+        targets = {}
+        for tool, alias, screening in zip(tools, aliases, screened, strict=True):
+            if screening.hidden:
+                tool = Tool.from_wire(screening.offered)
+            targets[alias] = Target(link, tool, adapt(without(tool.input_schema, owned)))
+        self._built[link.name] = (aliases, screened, targets)
+        return targets
 
     def catalog(self) -> list[ToolSpec]:
         return [

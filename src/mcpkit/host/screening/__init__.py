@@ -18,14 +18,18 @@ from typing import Any
 
 from .confusables import lookalike_chars, lookalikes
 from .hidden import Removed, strip_hidden
+from .phrases import WORD as _WORD
 from .phrases import find_phrases, named_tools
 from .semantic import scorer
 
 __all__ = [
     "MAX_DESCRIPTION",
     "Finding",
+    "Reading",
     "Screening",
     "flag",
+    "read_definition",
+    "same_tool",
     "screen_definition",
     "screen_result",
     "strip_hidden",
@@ -110,6 +114,51 @@ def screen_definition(
     tools (a description may name a sibling, even without its prefix: `update_issue` for
     `jira_update_issue`). `semantic`: also the embedding signal (`semantic`, a hint), where the
     model is installed; without it (the default), the phrase rules alone."""
+    return read_definition(raw).screen(others=others, own=own, semantic=semantic)
+
+
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """A definition cleaned of hidden characters, with what was removed and the texts the
+    model reads: the part of its screening that does not depend on the other servers."""
+
+    raw: dict[str, Any]
+    cleaned: dict[str, Any]
+    removed: tuple[Finding, ...]
+    texts: tuple[tuple[str, str], ...]
+    #: The instruction-like phrases of each text (`phrases`), found once.
+    phrases: tuple[tuple[Finding, ...], ...]
+
+    @property
+    def name(self) -> str:
+        return str(self.cleaned.get("name", ""))
+
+    def words(self) -> frozenset[str]:
+        """Every word of its texts: the only names of other tools it can name."""
+        return frozenset(w for _, text in self.texts for w in _WORD.findall(text))
+
+    def screen(
+        self, *, others: Iterable[str] = (), own: Iterable[str] = (), semantic: bool = False
+    ) -> Screening:
+        """The findings against `others` and `own` (as `screen_definition`)."""
+        findings = list(self.removed)
+        mine = [str(self.raw.get("name", "")), *own, *_choices(self.raw.get("inputSchema"))]
+        names = [o for o in others if not any(same_tool(o, m) for m in mine)]
+        for (where, text), phrases in zip(self.texts, self.phrases, strict=True):
+            findings.extend(phrases)
+            findings.extend(_named(where, text, names))
+        findings.extend(_orders(list(self.texts), semantic))
+        findings.extend(_name(self.name, names))
+        description = self.cleaned.get("description")
+        if isinstance(description, str) and len(description) > MAX_DESCRIPTION:
+            findings.append(
+                Finding("oversized", "description", f"{len(description):,} characters", hold=False)
+            )
+        return Screening(self.cleaned, tuple(_once(findings)), self.raw)
+
+
+def read_definition(raw: dict[str, Any]) -> Reading:
+    """`raw` cleaned, and the texts the model reads in it (`Reading.screen` screens it)."""
     findings: list[Finding] = []
     cleaned: dict[str, Any] = {}
     texts: list[tuple[str, str]] = []
@@ -118,18 +167,8 @@ def screen_definition(
             cleaned[key] = _clean(value, key, findings, texts)
         else:
             cleaned[key] = value
-    mine = [str(raw.get("name", "")), *own, *_choices(raw.get("inputSchema"))]
-    names = [o for o in others if not any(_same(o, m) for m in mine)]
-    for where, text in texts:
-        findings.extend(_instructions(where, text, names))
-    findings.extend(_orders(texts, semantic))
-    findings.extend(_name(str(cleaned.get("name", "")), names))
-    description = cleaned.get("description")
-    if isinstance(description, str) and len(description) > MAX_DESCRIPTION:
-        findings.append(
-            Finding("oversized", "description", f"{len(description):,} characters", hold=False)
-        )
-    return Screening(cleaned, tuple(_once(findings)), raw)
+    phrases = tuple(tuple(_phrases(where, text)) for where, text in texts)
+    return Reading(raw, cleaned, tuple(findings), tuple(texts), phrases)
 
 
 def flag(
@@ -159,7 +198,7 @@ def _choices(schema: Any) -> Iterator[str]:
                 yield from _choices(value)
 
 
-def _same(other: str, mine: str) -> bool:
+def same_tool(other: str, mine: str) -> bool:
     """`other` is `mine`, or the end of it after a prefix (`update_issue`, `jira_update_issue`)."""
     return other == mine or mine.endswith(("_" + other, "-" + other, "__" + other))
 
@@ -224,10 +263,13 @@ def _hidden(where: str, removed: Removed) -> Finding:
     return Finding("hidden-characters", where or "(result)", f"removed {removed.describe()}")
 
 
-def _instructions(where: str, text: str, others: list[str]) -> Iterator[Finding]:
+def _phrases(where: str, text: str) -> Iterator[Finding]:
     for match in find_phrases(text):
         shown = f"{match.text} ({match.excerpt!r})"
         yield Finding(match.kind, where, shown, match.hold, match.text)
+
+
+def _named(where: str, text: str, others: list[str]) -> Iterator[Finding]:
     named = named_tools(text, others)
     if named:
         shown = ", ".join(repr(n) for n in named[:3])

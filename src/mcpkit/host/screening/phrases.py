@@ -9,6 +9,7 @@ of tests/data/tool_catalogues (`make eval-screening`).
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 from collections.abc import Iterable, Iterator
@@ -194,11 +195,20 @@ class Match:
 
 def find_phrases(text: str) -> Iterator[Match]:
     """Each pattern that matches `text`, with the words it matched (short)."""
+    yield from _matches(text)
+
+
+@functools.lru_cache(maxsize=65536)
+def _matches(text: str) -> tuple[Match, ...]:
+    """Remembered by text: the same parameter names and descriptions recur across servers
+    (`owner`, `repo`, "The page number"), and a host re-reads a catalogue when it changes."""
+    out = []
     for phrase in PHRASES:
         found = phrase.pattern.search(text)
         if found:
             excerpt = " ".join(found.group(0).split())
-            yield Match(phrase.kind, phrase.hold, phrase.text, excerpt[:80])
+            out.append(Match(phrase.kind, phrase.hold, phrase.text, excerpt[:80]))
+    return tuple(out)
 
 
 def _words(name: str) -> bool:
@@ -210,8 +220,8 @@ def _words(name: str) -> bool:
 def named_tools(text: str, others: Iterable[str]) -> list[str]:
     """The names in `others` (other servers' tools, or `server__tool` aliases) that `text`
     mentions as whole words."""
-    words = set(_WORD.findall(text))
+    words = set(WORD.findall(text))
     return [name for name in others if name in words and _words(name)]
 
 
-_WORD = re.compile(r"[\w-]+")
+WORD = re.compile(r"[\w-]+")
