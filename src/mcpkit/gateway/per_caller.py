@@ -22,6 +22,7 @@ principal's own beside them, so calls, scopes and idempotency keys work on both 
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
@@ -94,7 +95,8 @@ class PerCaller:
         links = self.links()
         if principal in self._tools or not links:
             return
-        lists = {link.name: await self._listed(link, principal, access) for link in links}
+        found = await asyncio.gather(*(self._listed(link, principal, access) for link in links))
+        lists = {link.name: tools for link, tools in zip(links, found, strict=True)}
         while len(self._tools) >= MAX_CALLERS:  # the earliest loaded go first (found again)
             self._tools.pop(next(iter(self._tools)))
         self._tools[principal] = self.gateway.mirror_own(links, lists)
